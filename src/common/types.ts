@@ -1,0 +1,77 @@
+/** Resource records as the management API returns them (CONVENTIONS.md). Pure types. */
+
+export type HeaderSpec = { name: string, value: string } | { name: string, env: string }
+
+export interface BaseRecord {
+  id: string
+  version: number
+  created_at: string
+  updated_at: string
+}
+
+export interface Collection extends BaseRecord {
+  name: string
+  description: string
+  base_path: string
+  upstream_url: string
+  status: 'active' | 'disabled'
+  headers: HeaderSpec[]
+  auth_required: boolean
+}
+
+export type HttpMethod = 'GET' | 'POST' | 'PUT' | 'DELETE' | 'PATCH'
+
+export interface ProxyParameter {
+  name: string
+  location: 'path' | 'query'
+  type: 'string' | 'integer' | 'number' | 'boolean'
+  required: boolean
+  default?: unknown
+  description?: string
+}
+
+export interface WorkflowNode {
+  id: string
+  name: string
+  type: string
+  settings: Record<string, unknown>
+  position?: { x: number, y: number }
+}
+
+export interface WorkflowEdge {
+  id: string
+  source: string
+  target: string
+  sourceHandle?: string | null
+  targetHandle?: string | null
+}
+
+export interface WorkflowDefinition {
+  nodes: WorkflowNode[]
+  edges: WorkflowEdge[]
+  runtime_settings?: { timeout_ms?: number, save_on_success?: boolean, save_on_error?: boolean }
+}
+
+export interface Proxy extends BaseRecord {
+  collection_id: string
+  name: string
+  description: string
+  methods: HttpMethod[]
+  path: string
+  target_path: string
+  headers: HeaderSpec[]
+  parameters: ProxyParameter[]
+  request_schema: Record<string, unknown> | null
+  response_schema: Record<string, unknown> | null
+  streaming: boolean
+  status: 'draft' | 'published'
+  workflow_enabled: boolean
+  workflow: WorkflowDefinition | null
+  workflow_id: string
+  timeout_ms: number | null
+}
+
+export interface Page<T> {
+  items: T[]
+  next_cursor: string | null
+}

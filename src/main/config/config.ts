@@ -1,0 +1,99 @@
+/**
+ * Configuration: every setting is an environment variable, read once at boot,
+ * validated with ajv (defaults and coercion) and frozen. Nothing reads
+ * `process.env` after this.
+ */
+import os from 'node:os'
+import path from 'node:path'
+import { Ajv } from 'ajv'
+
+export interface Config {
+  PORT: number
+  HOST: string
+  MANAGEMENT_PORT: number
+  MANAGEMENT_HOST: string
+  MANAGEMENT_MCP_PATH: string
+  DATABASE_URL: string
+  DATA_DIR: string
+  CACHE_TYPE: 'memory' | 'redis'
+  REDIS_URL: string
+  LOG_LEVEL: 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent'
+  WORKERS: number
+  OUTBOUND_ALLOWLIST: string[]
+  OIDC_ISSUER: string
+  OIDC_JWKS_URL: string
+  OIDC_AUDIENCE: string
+  OIDC_ROLES_CLAIM: string
+  OIDC_CLIENT_ID: string
+  SHUTDOWN_TIMEOUT_MS: number
+  UPSTREAM_CONNECT_TIMEOUT_MS: number
+  UPSTREAM_TIMEOUT_MS: number
+  UPSTREAM_KEEPALIVE: number
+  CONFIG_POLL_INTERVAL_MS: number
+  MAX_BODY_BYTES: number
+  DB_QUERY_TIMEOUT_MS: number
+}
+
+interface VarSpec { type: 'integer' | 'string', default: unknown, enum?: string[], minimum?: number, maximum?: number, pattern?: string, accepts: string }
+
+const VARS: Record<keyof Config, VarSpec> = {
+  PORT: { type: 'integer', default: 8080, minimum: 0, maximum: 65535, accepts: 'a port number 0-65535' },
+  HOST: { type: 'string', default: '0.0.0.0', accepts: 'a host name or IP address' },
+  MANAGEMENT_PORT: { type: 'integer', default: 8081, minimum: 0, maximum: 65535, accepts: 'a port number 0-65535' },
+  MANAGEMENT_HOST: { type: 'string', default: '127.0.0.1', accepts: 'a host name or IP address' },
+  MANAGEMENT_MCP_PATH: { type: 'string', default: '/mcp', pattern: '^/[A-Za-z0-9_./-]*$', accepts: 'a path starting with /' },
+  DATABASE_URL: { type: 'string', default: '', pattern: '^(|postgres(ql)?://.+)$', accepts: 'a postgres:// URL, or empty for the embedded store' },
+  DATA_DIR: { type: 'string', default: './data', accepts: 'a directory path' },
+  CACHE_TYPE: { type: 'string', default: 'memory', enum: ['memory', 'redis'], accepts: 'memory or redis' },
+  REDIS_URL: { type: 'string', default: 'redis://127.0.0.1:6379', pattern: '^rediss?://.+', accepts: 'a redis:// URL' },
+  LOG_LEVEL: { type: 'string', default: 'info', enum: ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'], accepts: 'fatal, error, warn, info, debug, trace or silent' },
+  WORKERS: { type: 'integer', default: Math.max(1, os.availableParallelism() - 1), minimum: 1, maximum: 256, accepts: 'an integer 1-256' },
+  OUTBOUND_ALLOWLIST: { type: 'string', default: '', accepts: 'comma-separated host names or CIDRs' },
+  OIDC_ISSUER: { type: 'string', default: '', pattern: '^(|https?://.+)$', accepts: 'an http(s) issuer URL' },
+  OIDC_JWKS_URL: { type: 'string', default: '', pattern: '^(|https?://.+)$', accepts: 'an http(s) JWKS URL' },
+  OIDC_AUDIENCE: { type: 'string', default: '', accepts: 'an audience string' },
+  OIDC_ROLES_CLAIM: { type: 'string', default: 'roles', pattern: '^.+$', accepts: 'a claim name' },
+  OIDC_CLIENT_ID: { type: 'string', default: '', accepts: 'an OIDC client id for the UI' },
+  SHUTDOWN_TIMEOUT_MS: { type: 'integer', default: 10000, minimum: 0, maximum: 600000, accepts: 'milliseconds 0-600000' },
+  UPSTREAM_CONNECT_TIMEOUT_MS: { type: 'integer', default: 5000, minimum: 1, maximum: 600000, accepts: 'milliseconds 1-600000' },
+  UPSTREAM_TIMEOUT_MS: { type: 'integer', default: 30000, minimum: 1, maximum: 3600000, accepts: 'milliseconds 1-3600000' },
+  UPSTREAM_KEEPALIVE: { type: 'integer', default: 128, minimum: 0, maximum: 100000, accepts: 'idle connections kept per backend, 0-100000' },
+  CONFIG_POLL_INTERVAL_MS: { type: 'integer', default: 1000, minimum: 50, maximum: 600000, accepts: 'milliseconds 50-600000' },
+  MAX_BODY_BYTES: { type: 'integer', default: 1048576, minimum: 1, maximum: 1073741824, accepts: 'bytes 1-1073741824' },
+  DB_QUERY_TIMEOUT_MS: { type: 'integer', default: 10000, minimum: 100, maximum: 600000, accepts: 'milliseconds 100-600000' }
+}
+
+export class ConfigError extends Error {
+  readonly lines: string[]
+  constructor (lines: string[]) {
+    super(lines.join('\n'))
+    this.lines = lines
+  }
+}
+
+const ajv = new Ajv({ allErrors: true, coerceTypes: true, useDefaults: true })
+const validate = ajv.compile({
+  type: 'object',
+  properties: Object.fromEntries(Object.entries(VARS).map(([k, v]) => {
+    const { accepts: _accepts, ...schema } = v
+    return [k, schema]
+  }))
+})
+
+/** Reads and validates the environment; throws ConfigError listing every bad variable. */
+export function loadConfig (env: NodeJS.ProcessEnv = process.env): Readonly<Config> {
+  const raw: Record<string, unknown> = {}
+  for (const key of Object.keys(VARS)) {
+    const v = env[key]
+    if (v !== undefined && v !== '') raw[key] = v.trim()
+  }
+  if (!validate(raw)) {
+    const bad = new Set<string>()
+    for (const e of validate.errors ?? []) bad.add(e.instancePath.slice(1))
+    throw new ConfigError([...bad].map(k => `${k}=${JSON.stringify(env[k])} is invalid: expected ${VARS[k as keyof Config].accepts}`))
+  }
+  const cfg = raw as Record<string, unknown>
+  cfg.OUTBOUND_ALLOWLIST = String(cfg.OUTBOUND_ALLOWLIST).split(',').map(s => s.trim()).filter(Boolean)
+  cfg.DATA_DIR = path.resolve(String(cfg.DATA_DIR))
+  return Object.freeze(cfg as unknown as Config)
+}
