@@ -1,0 +1,40 @@
+import t from 'tap'
+import { loadConfig, ConfigError } from '../../../src/main/config/config.js'
+
+t.test('defaults from CONVENTIONS.md when nothing is set', async t => {
+  const c = loadConfig({})
+  t.equal(c.PORT, 8080)
+  t.equal(c.HOST, '0.0.0.0')
+  t.equal(c.MANAGEMENT_PORT, 8081)
+  t.equal(c.MANAGEMENT_HOST, '127.0.0.1')
+  t.equal(c.MANAGEMENT_MCP_PATH, '/mcp')
+  t.equal(c.CACHE_TYPE, 'memory')
+  t.equal(c.REDIS_URL, 'redis://127.0.0.1:6379')
+  t.equal(c.DATABASE_URL, '')
+  t.ok(c.WORKERS >= 1)
+  t.same(c.OUTBOUND_ALLOWLIST, [])
+  t.ok(Object.isFrozen(c))
+})
+
+t.test('values are coerced from strings', async t => {
+  const c = loadConfig({ PORT: '9000', WORKERS: '3', OUTBOUND_ALLOWLIST: 'example.test, 10.0.0.0/8 ,', CACHE_TYPE: 'redis' })
+  t.equal(c.PORT, 9000)
+  t.equal(c.WORKERS, 3)
+  t.same(c.OUTBOUND_ALLOWLIST, ['example.test', '10.0.0.0/8'])
+  t.equal(c.CACHE_TYPE, 'redis')
+})
+
+t.test('every bad variable is reported on its own line naming it', async t => {
+  try {
+    loadConfig({ PORT: 'eighty', CACHE_TYPE: 'memcached', DATABASE_URL: 'mysql://x', LOG_LEVEL: 'loud' })
+    t.fail('should throw')
+  } catch (err) {
+    t.ok(err instanceof ConfigError)
+    const lines = (err as ConfigError).lines
+    t.equal(lines.length, 4)
+    t.match(lines.find(l => l.startsWith('PORT=')), /expected a port number/)
+    t.match(lines.find(l => l.startsWith('CACHE_TYPE=')), /memory or redis/)
+    t.match(lines.find(l => l.startsWith('DATABASE_URL=')), /postgres:\/\//)
+    t.match(lines.find(l => l.startsWith('LOG_LEVEL=')), /fatal, error/)
+  }
+})
