@@ -1,0 +1,130 @@
+/**
+ * JSON schemas of each credential type's `config`, and the validation that the
+ * create, update and validate routes run. Messages name fields, never values:
+ * ajv's messages quote only the schema, so a secret cannot leak through them.
+ */
+import { Ajv, type ErrorObject } from 'ajv'
+import type { ErrorDetail } from '../../common/errors.js'
+import { CREDENTIAL_TYPES, SECRET_FIELDS, SECRET_MASK, isCredentialType, type CredentialType } from './types.js'
+import { getPath } from './secret-fields.js'
+
+const text = (maxLength = 1024) => ({ type: 'string', minLength: 1, maxLength })
+const secret = { type: 'string', minLength: 1, maxLength: 8192 }
+const host = { type: 'string', minLength: 1, maxLength: 253, pattern: '^[^\\s/@]+$' }
+const httpUrl = { type: 'string', maxLength: 2048, pattern: '^https?://[^\\s]+$' }
+
+export const CONFIG_SCHEMAS: { readonly [T in CredentialType]: Record<string, unknown> } = {
+  imap: {
+    type: 'object',
+    additionalProperties: false,
+    required: ['host', 'username', 'password'],
+    properties: {
+      host,
+      port: { type: 'integer', minimum: 1, maximum: 65535 },
+      username: text(),
+      password: secret,
+      tls: {
+        type: 'object',
+        default: {},
+        additionalProperties: false,
+        properties: {
+          secure: { type: 'boolean', default: true },
+          starttls: { type: 'boolean' },
+          reject_unauthorized: { type: 'boolean', default: true }
+        }
+      },
+      mailbox: { ...text(), default: 'INBOX' }
+    }
+  },
+  kafka: {
+    type: 'object',
+    additionalProperties: false,
+    required: ['brokers'],
+    properties: {
+      brokers: { type: 'array', minItems: 1, maxItems: 100, items: { type: 'string', maxLength: 300, pattern: '^[^\\s/]+:[0-9]{1,5}$' } },
+      client_id: { ...text(255), default: 'gatehouse' },
+      sasl: {
+        type: 'object',
+        additionalProperties: false,
+        required: ['mechanism', 'username', 'password'],
+        properties: {
+          mechanism: { enum: ['plain', 'scram-sha-256', 'scram-sha-512'] },
+          username: text(),
+          password: secret
+        }
+      },
+      ssl: { type: 'boolean', default: false }
+    }
+  },
+  http_basic: {
+    type: 'object',
+    additionalProperties: false,
+    required: ['username', 'password'],
+    // RFC 7617: the user-id of Basic authentication cannot hold a colon.
+    properties: { username: { ...text(), pattern: '^[^:]*$' }, password: secret }
+  },
+  http_bearer: {
+    type: 'object',
+    additionalProperties: false,
+    required: ['token'],
+    properties: { token: secret }
+  },
+  http_header: {
+    type: 'object',
+    additionalProperties: false,
+    required: ['name', 'value'],
+    properties: {
+      name: { type: 'string', minLength: 1, maxLength: 256, pattern: "^[!#$%&'*+.^_`|~0-9A-Za-z-]+$" },
+      // No CR or LF: a header value must not be able to start another header.
+      value: { ...secret, pattern: '^[^\\r\\n]*$' }
+    }
+  },
+  oauth2_client_credentials: {
+    type: 'object',
+    additionalProperties: false,
+    required: ['token_url', 'client_id', 'client_secret'],
+    properties: { token_url: httpUrl, client_id: text(), client_secret: secret, scope: { type: 'string', maxLength: 2048 } }
+  }
+}
+
+const ajv = new Ajv({ allErrors: true, useDefaults: true, strict: true })
+const validators = Object.fromEntries(CREDENTIAL_TYPES.map(t => [t, ajv.compile(CONFIG_SCHEMAS[t])]))
+
+function toDetail (e: ErrorObject): ErrorDetail {
+  const at = 'config' + e.instancePath.replace(/\//g, '.')
+  switch (e.keyword) {
+    case 'required': return { field: `${at}.${String(e.params.missingProperty)}`, message: `${at}.${String(e.params.missingProperty)} is required.` }
+    case 'additionalProperties': return { field: `${at}.${String(e.params.additionalProperty)}`, message: `${at}.${String(e.params.additionalProperty)} is not a known field.` }
+    case 'enum': return { field: at, message: `${at} must be one of ${(e.params.allowedValues as unknown[]).join(', ')}.` }
+    case 'pattern': return { field: at, message: `${at} has an invalid format.` }
+    case 'minLength': if (e.params.limit === 1) return { field: at, message: `${at} must not be empty.` }
+  }
+  return { field: at, message: `${at} ${e.message ?? 'is invalid'}.` }
+}
+
+/**
+ * Checks a credential's `type` and `config` and returns one detail per problem
+ * (empty when valid). On success, defaults are filled into `config` in place
+ * (imap: tls.secure true, tls.reject_unauthorized true, mailbox "INBOX", port
+ * 993 or 143; kafka: client_id "gatehouse", ssl false). Run it after
+ * `mergeForUpdate`, so a mask left without a stored secret is reported.
+ */
+export function validateCredentialInput (type: unknown, config: unknown): ErrorDetail[] {
+  if (!isCredentialType(type)) return [{ field: 'type', message: `type must be one of ${CREDENTIAL_TYPES.join(', ')}.` }]
+  if (typeof config !== 'object' || config === null || Array.isArray(config)) return [{ field: 'config', message: 'config must be an object.' }]
+  const validate = validators[type]!
+  const details = validate(config) ? [] : (validate.errors ?? []).map(toDetail)
+  for (const p of SECRET_FIELDS[type]) {
+    if (getPath(config, p) === SECRET_MASK) {
+      details.push({ field: `config.${p}`, message: `config.${p} is the mask "${SECRET_MASK}"; send the secret itself (the mask keeps a stored secret only on update).` })
+    }
+  }
+  if (type === 'imap' && details.length === 0) {
+    const c = config as { port?: number, tls: { secure: boolean, starttls?: boolean } }
+    if (c.tls.secure && c.tls.starttls === true) {
+      details.push({ field: 'config.tls.starttls', message: 'config.tls.starttls cannot be true when config.tls.secure is true (the connection is already TLS).' })
+    }
+    c.port ??= c.tls.secure ? 993 : 143
+  }
+  return details
+}
