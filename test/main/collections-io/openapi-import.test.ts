@@ -1,0 +1,243 @@
+import { readFileSync } from 'node:fs'
+import t, { type Test } from 'tap'
+import { Ajv2020 } from 'ajv/dist/2020.js'
+import { AppError } from '../../../src/common/errors.js'
+import { fromOpenApi, MAX_OPERATIONS } from '../../../src/main/collections-io/openapi-import.js'
+import { MAX_OPENAPI_BYTES } from '../../../src/main/collections-io/openapi-document.js'
+
+const fixture = (name: string) => readFileSync(new URL(`../../fixtures/openapi/${name}`, import.meta.url), 'utf8')
+const petstoreText = fixture('petstore-3.0.json')
+const petstore = () => JSON.parse(petstoreText) as Record<string, any>
+const library = () => JSON.parse(fixture('library-3.1.json')) as Record<string, any>
+
+function rejects (t: Test, fn: () => unknown, status: number, code: string, field?: string): AppError {
+  try {
+    fn()
+  } catch (err) {
+    t.ok(err instanceof AppError, 'throws an AppError')
+    const e = err as AppError
+    t.equal(e.status, status)
+    t.equal(e.code, code)
+    if (field !== undefined) t.ok((e.details as Array<{ field: string }>).some(d => d.field === field), `details name ${field}`)
+    return e
+  }
+  t.fail('expected an error')
+  return new AppError(0, '', '')
+}
+
+t.test('the Petstore 3.0 document becomes one draft proxy per operation', async t => {
+  const { collection, proxies, warnings } = fromOpenApi(petstoreText, { upstream_url: 'https://petstore3.swagger.io/api/v3' })
+  t.equal(collection.name, 'Swagger Petstore - OpenAPI 3.0')
+  t.equal(collection.base_path, '/v3', 'base path from the relative server URL')
+  t.equal(collection.upstream_url, 'https://petstore3.swagger.io/api/v3')
+  t.match(collection.description, /sample Pet Store Server/)
+  t.equal(proxies.length, 19)
+  t.ok(proxies.every(p => p.status === 'draft' && p.workflow === null && p.workflow_enabled === false))
+  t.same(proxies.map(p => `${p.methods?.join()} ${p.path}`).slice(0, 5),
+    ['POST /pet', 'PUT /pet', 'GET /pet/findByStatus', 'GET /pet/findByTags', 'GET /pet/{petId}'])
+
+  const byName = new Map(proxies.map(p => [p.name, p]))
+  const getPet = byName.get('getPetById')!
+  t.equal(getPet.path, '/pet/{petId}')
+  t.equal(getPet.target_path, '/pet/{petId}')
+  t.equal(getPet.description, 'Find pet by ID\n\nReturns a single pet')
+  t.same(getPet.parameters, [{ name: 'petId', location: 'path', type: 'integer', required: true, description: 'ID of pet to return' }])
+  t.equal(getPet.request_schema, null)
+  t.same(getPet.response_schema?.required, ['name', 'photoUrls'])
+  t.same((getPet.response_schema?.properties as any).category.properties.name, { type: 'string', examples: ['Dogs'] }, '$ref inlined, example → examples')
+  t.notOk('xml' in (getPet.response_schema as object), 'OpenAPI-only xml annotation dropped')
+  t.notOk('x-swagger-router-model' in (getPet.response_schema as object), 'extensions dropped')
+
+  const byStatus = byName.get('findPetsByStatus')!
+  t.same(byStatus.parameters, [{
+    name: 'status', location: 'query', type: 'string', required: false, default: 'available',
+    description: 'Status values that need to be considered for filter'
+  }])
+  t.same(byStatus.response_schema?.type, 'array')
+
+  const addPet = byName.get('addPet')!
+  t.equal(addPet.description, 'Add a new pet to the store', 'equal summary and description are not repeated')
+  t.same(addPet.request_schema, addPet.response_schema, 'JSON request body chosen over XML and form')
+  t.same(byName.get('createUsersWithListInput')!.request_schema?.type, 'array')
+  t.equal(byName.get('createUser')!.response_schema, null, "a 'default' response is not a 2xx answer")
+  t.same(byName.get('getInventory')!.response_schema, { type: 'object', additionalProperties: { type: 'integer', format: 'int32' } })
+
+  t.same(warnings, [
+    "GET /pet/findByTags: the parameter 'tags' has type array; it was imported as a string (the gateway validates scalar parameters).",
+    "DELETE /pet/{petId}: the header parameter 'api_key' is not imported; the gateway's parameters are path and query only.",
+    'POST /pet/{petId}/uploadImage: the request body has no JSON media type (application/octet-stream); no request schema was set.'
+  ])
+
+  // every imported schema compiles under a strict JSON Schema 2020-12 validator
+  const ajv = new Ajv2020({ strict: true, strictTypes: false, validateFormats: false })
+  for (const p of proxies) {
+    for (const s of [p.request_schema, p.response_schema]) if (s !== null && s !== undefined) t.doesNotThrow(() => ajv.compile(s), `${p.name} schema compiles`)
+  }
+  const validate = ajv.compile(addPet.request_schema as object)
+  t.ok(validate({ name: 'doggie', photoUrls: [] }))
+  t.notOk(validate({ name: 'doggie' }), 'required photoUrls kept')
+})
+
+t.test('the same document as a parsed object or a Buffer gives the same result', async t => {
+  const opts = { upstream_url: 'http://127.0.0.1:9000' }
+  const fromText = fromOpenApi(petstoreText, opts)
+  t.same(fromOpenApi(petstore(), opts), fromText)
+  t.same(fromOpenApi(Buffer.from(petstoreText), opts), fromText)
+})
+
+t.test('options override the name, base path and backend', async t => {
+  const { collection } = fromOpenApi(petstore(), { name: 'Pets', base_path: '/pets-api/', upstream_url: 'http://127.0.0.1:9000/' })
+  t.same(collection, {
+    name: 'Pets', description: collection.description, base_path: '/pets-api', upstream_url: 'http://127.0.0.1:9000',
+    status: 'active', headers: [], auth_required: true
+  })
+  const err = rejects(t, () => fromOpenApi(petstore(), { base_path: 'pets', upstream_url: 'ftp://x' }), 400, 'validation_failed', 'base_path')
+  t.ok((err.details as Array<{ field: string }>).some(d => d.field === 'upstream_url'), 'every bad option is listed')
+})
+
+t.test('without an absolute server URL or upstream_url the import says what to send', async t => {
+  const e = rejects(t, () => fromOpenApi(petstore()), 400, 'validation_failed', 'upstream_url')
+  t.match(e.message, /server URL '\/v3' is relative/)
+  const doc = petstore()
+  delete doc.servers
+  const { collection } = fromOpenApi(doc, { upstream_url: 'http://127.0.0.1:9000' })
+  t.equal(collection.base_path, '/swagger-petstore-openapi-3-0', 'base path slugified from the title')
+})
+
+t.test('an OpenAPI 3.1 document: refs, path-level parameters, type lists and recursion', async t => {
+  const { collection, proxies, warnings } = fromOpenApi(library())
+  t.equal(collection.upstream_url, 'https://eu.library.example/api/v2', 'server variables take their defaults')
+  t.equal(collection.base_path, '/api/v2')
+  t.equal(collection.description, 'Books, loans and a live feed of returns.')
+  t.same(proxies.map(p => `${p.methods?.join()} ${p.path} ${p.name}`), [
+    'GET /books listBooks', 'POST /books createBook', 'GET /books/{isbn} getBook',
+    'DELETE /books/{isbn} DELETE /books/{isbn}', 'GET /categories/{id} getCategory', 'GET /returns/feed returnsFeed'
+  ])
+  const [list, create, get, del, category, feed] = proxies as Array<Record<string, any>>
+  t.same(list.parameters, [
+    { name: 'limit', location: 'query', type: 'integer', required: false, default: 20, description: 'Page size' },
+    { name: 'author', location: 'query', type: 'string', required: false, description: 'Filter by author' }
+  ])
+  t.equal(create.description, 'Add a book\n\nAdds a book to the catalogue.')
+  t.same(create.request_schema.properties.subtitle, { type: ['string', 'null'] })
+  t.same(create.request_schema.properties.kind, { const: 'book' })
+  t.same(create.request_schema.properties.pages, { type: 'integer', exclusiveMinimum: 0, examples: [320] })
+  t.same(create.response_schema.allOf[0].required, ['isbn', 'title'], "201 with 'application/json; charset=utf-8'")
+  t.same(get.parameters, [{ name: 'isbn', location: 'path', type: 'string', required: true, description: 'ISBN-13' }],
+    'path-level parameters apply to each operation')
+  t.ok(get.response_schema.allOf, "a '2XX' response is a success answer")
+  t.same(del.parameters.map((p: any) => p.name), ['isbn'])
+  t.equal(del.response_schema, null)
+  t.same(category.response_schema.properties.children.items, { $ref: '#/$defs/Category' }, 'a cycle becomes a $defs reference')
+  t.same(category.response_schema.$defs.Category.properties.children.items, { $ref: '#/$defs/Category' })
+  t.same(category.parameters, [{ name: 'id', location: 'path', type: 'integer', required: true }])
+  t.equal(feed.streaming, true, 'a text/event-stream answer marks the proxy as streaming')
+  t.equal(feed.response_schema, null)
+  t.same(warnings, [
+    "servers: 2 servers are listed; 'https://eu.library.example/api/v2' is used as the backend.",
+    'HEAD /books: the method is not supported by the gateway; it was skipped.',
+    "GET /books: the header parameter 'X-Trace' is not imported; the gateway's parameters are path and query only.",
+    "GET /categories/{id}: the cookie parameter 'session' is not imported; the gateway's parameters are path and query only."
+  ])
+
+  const ajv = new Ajv2020({ strict: true, strictTypes: false, validateFormats: false })
+  const validate = ajv.compile(category.response_schema)
+  t.ok(validate({ name: 'a', children: [{ name: 'b', children: [] }] }))
+  t.notOk(validate({ name: 'a', children: [{ children: [] }] }), 'the recursive part still validates')
+})
+
+t.test("OAI's 3.1 webhook example: webhooks are reported, not imported", async t => {
+  const { proxies, warnings } = fromOpenApi(fixture('webhook-example-3.1.json'), { upstream_url: 'http://127.0.0.1:9000' })
+  t.equal(proxies.length, 1)
+  t.same(proxies[0]!.parameters, [{ name: 'limit', location: 'query', type: 'integer', required: false, description: 'How many items to return at one time (max 100)' }])
+  t.same((proxies[0]!.response_schema as any).items.required, ['id', 'name'])
+  t.same(warnings, ['webhooks: 1 webhook(s) describe calls the API makes, not routes; they were not imported.'])
+})
+
+t.test('OpenAPI 3.0 nullable and boolean exclusive bounds become JSON Schema 2020-12', async t => {
+  const doc = {
+    openapi: '3.0.3',
+    info: { title: 'n', version: '1' },
+    servers: [{ url: 'http://127.0.0.1:9000' }],
+    paths: {
+      '/a': {
+        post: {
+          requestBody: {
+            content: {
+              'application/json': {
+                schema: {
+                  type: 'object',
+                  properties: {
+                    note: { type: 'string', nullable: true },
+                    mood: { type: 'string', enum: ['ok', 'bad'], nullable: true },
+                    score: { type: 'number', minimum: 0, exclusiveMinimum: true, maximum: 10, exclusiveMaximum: false }
+                  }
+                }
+              }
+            }
+          },
+          responses: { 204: { description: 'none' } }
+        }
+      }
+    }
+  }
+  const { proxies } = fromOpenApi(doc)
+  t.same((proxies[0]!.request_schema as any).properties, {
+    note: { type: ['string', 'null'] },
+    mood: { type: ['string', 'null'], enum: ['ok', 'bad', null] },
+    score: { type: 'number', exclusiveMinimum: 0, maximum: 10 }
+  })
+})
+
+t.test('basic validation answers clear field errors', async t => {
+  rejects(t, () => fromOpenApi({ swagger: '2.0', info: { title: 'x' }, paths: {} }), 400, 'validation_failed', 'swagger')
+  const e = rejects(t, () => fromOpenApi({}), 400, 'validation_failed')
+  t.same((e.details as Array<{ field: string }>).map(d => d.field), ['openapi', 'info', 'paths'])
+  rejects(t, () => fromOpenApi({ openapi: '4.0.0', info: { title: 'x' }, paths: {} }), 400, 'validation_failed', 'openapi')
+  rejects(t, () => fromOpenApi({ openapi: '3.0.0', info: {}, paths: {} }), 400, 'validation_failed', 'info.title')
+  rejects(t, () => fromOpenApi([]), 400, 'validation_failed', '')
+  rejects(t, () => fromOpenApi('{"openapi": '), 400, 'invalid_json')
+  const yaml = rejects(t, () => fromOpenApi('openapi: 3.0.0\ninfo:\n  title: x\n'), 415, 'unsupported_media_type')
+  t.match(yaml.message, /looks like YAML; send it as JSON/)
+  rejects(t, () => fromOpenApi(' '.repeat(MAX_OPENAPI_BYTES) + '{}'), 413, 'payload_too_large')
+})
+
+t.test('the number of operations and the expansion of references are bounded', async t => {
+  const paths: Record<string, unknown> = {}
+  for (let i = 0; i <= MAX_OPERATIONS; i++) paths[`/r${i}`] = { get: { responses: {} } }
+  const e = rejects(t, () => fromOpenApi({ openapi: '3.0.3', info: { title: 'big' }, paths }, { upstream_url: 'http://h' }),
+    400, 'validation_failed', 'paths')
+  t.match(e.message, /at most 1000 can be imported/)
+
+  // each level refers to the next one twice: 2^30 nodes if expanded naively
+  const schemas: Record<string, unknown> = { L30: { type: 'string' } }
+  for (let i = 0; i < 30; i++) schemas[`L${i}`] = { type: 'object', properties: { a: { $ref: `#/components/schemas/L${i + 1}` }, b: { $ref: `#/components/schemas/L${i + 1}` } } }
+  const bomb = {
+    openapi: '3.0.3', info: { title: 'bomb' }, paths: { '/x': { get: { responses: { 200: { description: 'x', content: { 'application/json': { schema: { $ref: '#/components/schemas/L0' } } } } } } } },
+    components: { schemas }
+  }
+  rejects(t, () => fromOpenApi(bomb, { upstream_url: 'http://h' }), 400, 'validation_failed', 'components')
+})
+
+t.test('unresolvable and external references are left open with a warning', async t => {
+  const doc = {
+    openapi: '3.1.0', info: { title: 'refs' }, servers: [{ url: 'http://127.0.0.1:9000' }],
+    paths: {
+      '/x': {
+        post: {
+          parameters: [{ $ref: '#/components/parameters/Missing' }],
+          requestBody: { content: { 'application/json': { schema: { type: 'object', properties: { a: { $ref: 'other.json#/A' }, b: { $ref: '#/components/schemas/Nope' } } } } } },
+          responses: {}
+        }
+      }
+    }
+  }
+  const { proxies, warnings } = fromOpenApi(doc)
+  t.same(proxies[0]!.request_schema, { type: 'object', properties: { a: {}, b: {} } })
+  t.same(proxies[0]!.parameters, [])
+  t.same(warnings, [
+    'POST /x parameters[0]: the reference #/components/parameters/Missing does not resolve; it was skipped.',
+    'POST /x requestBody: the external reference other.json#/A is not followed; that part accepts any value.',
+    'POST /x requestBody: the reference #/components/schemas/Nope does not resolve; that part accepts any value.'
+  ])
+})
