@@ -28,6 +28,7 @@ export function toOpenApi (collection: Collection, proxies: Proxy[], opts: OpenA
   const schemas: JsonObject = { [ERROR_SCHEMA_NAME]: gatewayErrorSchema() }
   const paths: Record<string, JsonObject> = {}
   const operationIds = new Set<string>()
+  const hoisted = new Map<string, string>()
   const auth = collection.auth_required
 
   for (const proxy of proxies) {
@@ -35,8 +36,8 @@ export function toOpenApi (collection: Collection, proxies: Proxy[], opts: OpenA
     const { path, templated, wildcard } = openApiPath(proxy.path)
     const item = paths[path] ??= {}
     const base = operationBase(proxy.name)
-    const requestSchema = exportSchema(proxy.request_schema, `${base}_request`, schemas, v30)
-    const responseSchema = exportSchema(proxy.response_schema, `${base}_response`, schemas, v30)
+    const requestSchema = exportSchema(proxy.request_schema, `${base}_request`, schemas, hoisted, v30)
+    const responseSchema = exportSchema(proxy.response_schema, `${base}_response`, schemas, hoisted, v30)
     const parameters = parametersOf(proxy.parameters, templated, wildcard)
     for (const method of proxy.methods) {
       const key = method.toLowerCase()
@@ -122,15 +123,22 @@ function successResponse (schema: unknown, streaming: boolean): JsonObject {
 /**
  * A proxy schema as an OpenAPI schema: its root `$defs` move to `components.schemas`
  * (in a 3.1 document `#/$defs/…` would resolve against the document, not the schema).
+ * A definition keeps its own name unless a different one took it first (`hoisted` maps
+ * component names to the JSON text of what they hold, so equal definitions are shared).
  */
-function exportSchema (schema: unknown, prefix: string, components: JsonObject, v30: boolean): unknown {
+function exportSchema (schema: unknown, prefix: string, components: JsonObject, hoisted: Map<string, string>, v30: boolean): unknown {
   if (!isObject(schema)) return undefined
   const { $defs, definitions, ...rest } = schema
   const defs: JsonObject = { ...(isObject(definitions) ? definitions : {}), ...(isObject($defs) ? $defs : {}) }
   const names = new Map<string, string>()
-  for (const name of Object.keys(defs)) {
-    const component = unique(`${prefix}_${name}`.replace(/[^A-Za-z0-9._-]/g, '_'), new Set(Object.keys(components)))
+  for (const [name, body] of Object.entries(defs)) {
+    const text = JSON.stringify(body)
+    let component = name.replace(/[^A-Za-z0-9._-]/g, '_')
+    if (Object.hasOwn(components, component) && hoisted.get(component) !== text) {
+      component = unique(`${prefix}_${component}`, new Set(Object.keys(components)))
+    }
     names.set(name, component)
+    hoisted.set(component, text)
     components[component] = {}
   }
   const rewrite = (s: unknown): unknown => transformSchema(s, node => {

@@ -56,7 +56,7 @@ export function fromOpenApi (input: unknown, opts: OpenApiImportOptions = {}): O
     const shared = Array.isArray(item.parameters) ? item.parameters : []
     for (const [key, op] of Object.entries(item)) {
       if (OTHER_METHODS.has(key)) warn(ctx, `${key.toUpperCase()} ${path}: the method is not supported by the gateway; it was skipped.`)
-      if (METHODS[key] === undefined || !isObject(op)) continue
+      if (!Object.hasOwn(METHODS, key) || !isObject(op)) continue
       operations.push({ path, method: key, op, shared })
     }
   }

@@ -1,9 +1,9 @@
 /**
  * Resolves the local `$ref`s of an OpenAPI document into self-contained schemas:
  *
- *   {$ref: '#/components/schemas/Pet'}  ──inline──▶  {type: 'object', properties: …}
- *   a ref met again while it is being expanded (a cycle)
- *                                       ──────────▶  {$ref: '#/$defs/Pet'} + root $defs.Pet
+ *   {$ref: '#/components/schemas/Pet'}   ──inline──▶  {type: 'object', properties: …}
+ *   {$ref: '#/components/schemas/Node'}  ──────────▶  {$ref: '#/$defs/Node'} + root $defs.Node
+ *     (Node can reach itself through its refs: a recursive schema cannot be inlined)
  *
  * Bounded three ways: nesting depth, a node budget for the whole document (a few refs used
  * many times expand exponentially), and references to other files are never fetched.
@@ -21,10 +21,12 @@ export interface DerefContext {
   warnings: string[]
   /** Schema nodes still allowed to be produced for the whole document. */
   budget: number
+  /** Memo: whether a ref can reach itself through the refs of its target. */
+  recursive: Map<string, boolean>
 }
 
 export function createDerefContext (doc: JsonObject, warnings: string[], budget = MAX_EXPANDED_NODES): DerefContext {
-  return { doc, warnings, budget }
+  return { doc, warnings, budget, recursive: new Map() }
 }
 
 /** Adds a warning once; past a bound, further ones are summarised by a single line. */
@@ -96,7 +98,7 @@ export function derefSchema (ctx: DerefContext, schema: unknown, where: string):
       warn(ctx, `${where}: the external reference ${ref} is not followed; that part accepts any value.`)
       return rest
     }
-    if (stack.includes(ref)) return { ...rest, $ref: `#/$defs/${defName(ref)}` }
+    if (stack.includes(ref) || isRecursive(ctx, ref)) return { ...rest, $ref: `#/$defs/${defName(ref)}` }
     const target = resolvePointer(ctx.doc, ref)
     if (!isObject(target)) {
       warn(ctx, `${where}: the reference ${ref} does not resolve; that part accepts any value.`)
@@ -106,7 +108,7 @@ export function derefSchema (ctx: DerefContext, schema: unknown, where: string):
   }
 
   const root = expand(schema, [], 0) as JsonObject
-  // each recursive schema is expanded once more as a definition; it may reveal further cycles
+  // each recursive schema is expanded once as a definition; it may refer to further ones
   const defs: JsonObject = {}
   const done = new Set<string>()
   for (let next = firstPending(defNames, done); next !== undefined; next = firstPending(defNames, done)) {
@@ -115,6 +117,36 @@ export function derefSchema (ctx: DerefContext, schema: unknown, where: string):
   }
   if (done.size > 0) root.$defs = { ...(isObject(root.$defs) ? root.$defs : {}), ...defs }
   return root
+}
+
+/** True when the target of `ref` leads back to `ref` through local references. */
+function isRecursive (ctx: DerefContext, ref: string): boolean {
+  let known = ctx.recursive.get(ref)
+  if (known !== undefined) return known
+  const seen = new Set<string>()
+  const queue = refsIn(resolvePointer(ctx.doc, ref))
+  known = false
+  // bounded: each distinct ref of the document is visited at most once
+  while (queue.length > 0 && !known) {
+    const next = queue.pop() as string
+    if (next === ref) known = true
+    else if (!seen.has(next)) {
+      seen.add(next)
+      queue.push(...refsIn(resolvePointer(ctx.doc, next)))
+    }
+  }
+  ctx.recursive.set(ref, known)
+  return known
+}
+
+/** Local `$ref` strings anywhere inside a value, to a bounded depth. */
+function refsIn (value: unknown, depth = 0, out: string[] = []): string[] {
+  if (depth > MAX_SCHEMA_DEPTH || typeof value !== 'object' || value === null) return out
+  for (const [k, v] of Object.entries(value)) {
+    if (k === '$ref' && typeof v === 'string' && v.startsWith('#/')) out.push(v)
+    else refsIn(v, depth + 1, out)
+  }
+  return out
 }
 
 const firstPending = (names: Map<string, string>, done: Set<string>): string | undefined => {
