@@ -55,12 +55,15 @@ function scrub (message: string, secret: string): string {
   return secret.length > 0 ? message.split(secret).join('********') : message
 }
 
-/** Checks a validated `imap` config against the live server (see module comment). Never throws. */
-export async function validateImapCredential (config: ImapConfig, opts: { timeoutMs: number }): Promise<ImapValidation> {
-  const c = config
-  const tls: ImapFlowOptions['tls'] = { rejectUnauthorized: c.tls.reject_unauthorized, minVersion: 'TLSv1.2' }
+/**
+ * imapflow options for an `imap` credential: TLS mode, certificate checks, login,
+ * and every network wait bounded by `timeoutMs`. Logging is off (it would carry
+ * the server dialogue). The IMAP trigger uses the same mapping.
+ */
+export function imapFlowOptions (c: ImapConfig, opts: { timeoutMs: number }): ImapFlowOptions {
+  const tls: NonNullable<ImapFlowOptions['tls']> = { rejectUnauthorized: c.tls.reject_unauthorized, minVersion: 'TLSv1.2' }
   if (net.isIP(c.host) === 0) tls.servername = c.host
-  const client = new ImapFlow({
+  return {
     host: c.host,
     port: c.port,
     secure: c.tls.secure,
@@ -68,12 +71,17 @@ export async function validateImapCredential (config: ImapConfig, opts: { timeou
     tls,
     auth: { user: c.username, pass: c.password },
     logger: false,
-    disableAutoIdle: true,
     connectionTimeout: opts.timeoutMs,
     greetingTimeout: opts.timeoutMs,
     socketTimeout: opts.timeoutMs,
     clientInfo: { name: 'gatehouse' }
-  })
+  }
+}
+
+/** Checks a validated `imap` config against the live server (see module comment). Never throws. */
+export async function validateImapCredential (config: ImapConfig, opts: { timeoutMs: number }): Promise<ImapValidation> {
+  const c = config
+  const client = new ImapFlow({ ...imapFlowOptions(c, opts), disableAutoIdle: true })
   // imapflow emits 'error' on socket failures; without a listener that would crash the process.
   client.on('error', () => {})
 

@@ -1,6 +1,6 @@
 import t, { type Test } from 'tap'
 import net from 'node:net'
-import { validateImapCredential, type ImapValidation } from '../../../src/main/credentials/imap-validate.js'
+import { imapFlowOptions, validateImapCredential, type ImapValidation } from '../../../src/main/credentials/imap-validate.js'
 import { validateCredentialInput } from '../../../src/main/credentials/schemas.js'
 import type { ImapConfig } from '../../../src/main/credentials/types.js'
 import { startDovecot, type Dovecot } from '../../helpers/dovecot.js'
@@ -127,4 +127,14 @@ t.test('without a working IMAP server', async t => {
   t.test('no message holds the password', async t => {
     for (const m of messages) t.notMatch(m, base.password, m)
   })
+})
+
+t.test('credential TLS settings map onto imapflow options', async t => {
+  const base = { host: 'mail.example.test', port: 993, username: 'u', password: 'p', mailbox: 'INBOX' }
+  const o = imapFlowOptions({ ...base, tls: { secure: true, reject_unauthorized: true } }, { timeoutMs: 1000 })
+  t.match(o, { secure: true, logger: false, tls: { rejectUnauthorized: true, servername: 'mail.example.test' }, connectionTimeout: 1000, greetingTimeout: 1000, socketTimeout: 1000 })
+  t.notOk('doSTARTTLS' in o)
+  t.equal(imapFlowOptions({ ...base, tls: { secure: false, starttls: true, reject_unauthorized: true } }, { timeoutMs: 1 }).doSTARTTLS, true)
+  t.equal(imapFlowOptions({ ...base, tls: { secure: false, starttls: false, reject_unauthorized: false } }, { timeoutMs: 1 }).doSTARTTLS, false)
+  t.notOk('servername' in (imapFlowOptions({ ...base, host: '127.0.0.1', tls: { secure: true, reject_unauthorized: false } }, { timeoutMs: 1 }).tls ?? {}), 'no SNI for an IP address')
 })
