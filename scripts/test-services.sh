@@ -89,4 +89,7 @@ if ! redis_ready; then
   wait_for Redis redis_ready
 fi
 
-log "PostgreSQL and Redis are ready"
+# --- Dovecot (IMAP tests run their own unprivileged instance) -------------------
+bash "$(dirname "$0")/install-dovecot.sh"
+
+log "PostgreSQL, Redis and Dovecot are ready"

@@ -32,6 +32,8 @@ export interface Config {
   CONFIG_POLL_INTERVAL_MS: number
   MAX_BODY_BYTES: number
   DB_QUERY_TIMEOUT_MS: number
+  SECRETS_KEY: string
+  SSE_PING_INTERVAL_MS: number
 }
 
 interface VarSpec { type: 'integer' | 'string', default: unknown, enum?: string[], minimum?: number, maximum?: number, pattern?: string, accepts: string }
@@ -60,7 +62,9 @@ const VARS: Record<keyof Config, VarSpec> = {
   UPSTREAM_KEEPALIVE: { type: 'integer', default: 128, minimum: 0, maximum: 100000, accepts: 'idle connections kept per backend, 0-100000' },
   CONFIG_POLL_INTERVAL_MS: { type: 'integer', default: 1000, minimum: 50, maximum: 600000, accepts: 'milliseconds 50-600000' },
   MAX_BODY_BYTES: { type: 'integer', default: 1048576, minimum: 1, maximum: 1073741824, accepts: 'bytes 1-1073741824' },
-  DB_QUERY_TIMEOUT_MS: { type: 'integer', default: 10000, minimum: 100, maximum: 600000, accepts: 'milliseconds 100-600000' }
+  DB_QUERY_TIMEOUT_MS: { type: 'integer', default: 10000, minimum: 100, maximum: 600000, accepts: 'milliseconds 100-600000' },
+  SECRETS_KEY: { type: 'string', default: '', pattern: '^(|[A-Za-z0-9+/]{43}=)$', accepts: 'base64 of 32 bytes, or empty for a key file in DATA_DIR' },
+  SSE_PING_INTERVAL_MS: { type: 'integer', default: 15000, minimum: 100, maximum: 3600000, accepts: 'milliseconds 100-3600000' }
 }
 
 export class ConfigError extends Error {
