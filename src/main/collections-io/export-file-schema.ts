@@ -1,0 +1,147 @@
+/**
+ * JSON Schema (draft-07, for ajv) of the collection export file, format_version 1. Strict:
+ * unknown fields are refused so that a typo is reported instead of silently dropped.
+ * Optional fields get their defaults (ajv `useDefaults`).
+ */
+import { EXPORT_FORMAT, EXPORT_FORMAT_VERSION } from './export-file.js'
+
+export const IMPORT_LIMITS = {
+  collections: 100,
+  proxiesPerCollection: 1000,
+  nodesPerWorkflow: 500,
+  edgesPerWorkflow: 2000,
+  headers: 100,
+  parameters: 100
+}
+
+const text = (maxLength: number, minLength = 0) => ({ type: 'string', minLength, maxLength })
+const id = text(128, 1)
+
+const header = {
+  type: 'object',
+  required: ['name'],
+  additionalProperties: false,
+  properties: {
+    name: { type: 'string', minLength: 1, maxLength: 256, pattern: "^[!#$%&'*+.^_`|~0-9A-Za-z-]+$" },
+    value: text(8192),
+    env: { type: 'string', minLength: 1, maxLength: 256, pattern: '^[A-Za-z_][A-Za-z0-9_]*$' }
+  }
+}
+const headers = { type: 'array', maxItems: IMPORT_LIMITS.headers, items: header, default: [] }
+
+const parameter = {
+  type: 'object',
+  required: ['name', 'location', 'type'],
+  additionalProperties: false,
+  properties: {
+    name: text(128, 1),
+    location: { enum: ['path', 'query'] },
+    type: { enum: ['string', 'integer', 'number', 'boolean'] },
+    required: { type: 'boolean', default: false },
+    default: { type: ['string', 'number', 'boolean', 'null'] },
+    description: text(4096)
+  }
+}
+
+const workflow = {
+  type: ['object', 'null'],
+  required: ['nodes', 'edges'],
+  additionalProperties: false,
+  properties: {
+    nodes: {
+      type: 'array',
+      maxItems: IMPORT_LIMITS.nodesPerWorkflow,
+      items: {
+        type: 'object',
+        required: ['id', 'name', 'type'],
+        additionalProperties: false,
+        properties: {
+          id,
+          name: text(256, 1),
+          type: text(64, 1),
+          settings: { type: 'object', default: {} },
+          position: {
+            type: 'object', required: ['x', 'y'], additionalProperties: false, properties: { x: { type: 'number' }, y: { type: 'number' } }
+          }
+        }
+      }
+    },
+    edges: {
+      type: 'array',
+      maxItems: IMPORT_LIMITS.edgesPerWorkflow,
+      items: {
+        type: 'object',
+        required: ['id', 'source', 'target'],
+        additionalProperties: false,
+        properties: { id, source: id, target: id, sourceHandle: { type: ['string', 'null'], maxLength: 128 }, targetHandle: { type: ['string', 'null'], maxLength: 128 } }
+      }
+    },
+    runtime_settings: {
+      type: 'object',
+      additionalProperties: false,
+      properties: { timeout_ms: { type: 'integer', minimum: 1 }, save_on_success: { type: 'boolean' }, save_on_error: { type: 'boolean' } }
+    }
+  }
+}
+
+const proxy = {
+  type: 'object',
+  required: ['name', 'methods', 'path'],
+  additionalProperties: false,
+  properties: {
+    name: text(256, 1),
+    description: { ...text(10000), default: '' },
+    methods: { type: 'array', minItems: 1, uniqueItems: true, items: { enum: ['GET', 'POST', 'PUT', 'DELETE', 'PATCH'] } },
+    path: { type: 'string', maxLength: 2048, pattern: '^/' },
+    target_path: { type: 'string', maxLength: 2048, pattern: '^/' },
+    headers,
+    parameters: { type: 'array', maxItems: IMPORT_LIMITS.parameters, items: parameter, default: [] },
+    request_schema: { type: ['object', 'null'], default: null },
+    response_schema: { type: ['object', 'null'], default: null },
+    streaming: { type: 'boolean', default: false },
+    status: { enum: ['draft', 'published'], default: 'draft' },
+    workflow_enabled: { type: 'boolean', default: false },
+    workflow: { ...workflow, default: null },
+    timeout_ms: { type: ['integer', 'null'], minimum: 1, default: null }
+  }
+}
+
+const collection = {
+  type: 'object',
+  required: ['name', 'base_path', 'upstream_url'],
+  additionalProperties: false,
+  properties: {
+    name: text(256, 1),
+    description: { ...text(10000), default: '' },
+    base_path: { type: 'string', maxLength: 512, pattern: '^/[^\\s?#]*$' },
+    upstream_url: { type: 'string', maxLength: 2048, pattern: '^https?://[^\\s]+$' },
+    status: { enum: ['active', 'disabled'], default: 'active' },
+    headers,
+    auth_required: { type: 'boolean', default: true }
+  }
+}
+
+export const exportFileSchema = {
+  type: 'object',
+  required: ['format', 'format_version', 'collections'],
+  additionalProperties: false,
+  properties: {
+    format: { const: EXPORT_FORMAT },
+    format_version: { const: EXPORT_FORMAT_VERSION },
+    exported_at: { type: 'string', maxLength: 64 },
+    collections: {
+      type: 'array',
+      minItems: 1,
+      maxItems: IMPORT_LIMITS.collections,
+      items: {
+        type: 'object',
+        required: ['collection', 'proxies'],
+        additionalProperties: false,
+        properties: {
+          collection,
+          proxies: { type: 'array', maxItems: IMPORT_LIMITS.proxiesPerCollection, items: proxy }
+        }
+      }
+    }
+  }
+}

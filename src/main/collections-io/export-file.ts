@@ -1,0 +1,95 @@
+/**
+ * The collection export file: collections with their proxies and workflow definitions,
+ * without ids, versions or timestamps, so that it can be imported anywhere. It holds no
+ * secrets: credentials are never part of it (workflow nodes keep only `credentials_id`
+ * references) and environment-variable headers stay references; static header values are
+ * configuration and are kept as they are.
+ */
+import type { Collection, HeaderSpec, Proxy, WorkflowDefinition } from '../../common/types.js'
+
+export const EXPORT_FORMAT = 'gatehouse.collection'
+export const EXPORT_FORMAT_VERSION = 1
+
+export type ExportedCollection =
+  Pick<Collection, 'name' | 'description' | 'base_path' | 'upstream_url' | 'status' | 'headers' | 'auth_required'>
+
+export type ExportedProxy = Pick<Proxy, 'name' | 'description' | 'methods' | 'path' | 'target_path' | 'headers' |
+'parameters' | 'request_schema' | 'response_schema' | 'streaming' | 'status' | 'workflow_enabled' | 'workflow' | 'timeout_ms'>
+
+export interface ExportedItem {
+  collection: ExportedCollection
+  proxies: ExportedProxy[]
+}
+
+export interface ExportFile {
+  format: typeof EXPORT_FORMAT
+  format_version: typeof EXPORT_FORMAT_VERSION
+  exported_at: string
+  collections: ExportedItem[]
+}
+
+/**
+ * Builds the export file of one or more collections. Fields are copied by name (a field
+ * added to the records later is not exported by accident) and deeply, so the file shares
+ * nothing with the records it came from.
+ */
+export function exportCollections (items: Array<{ collection: Collection, proxies: Proxy[] }>, now = new Date()): ExportFile {
+  return {
+    format: EXPORT_FORMAT,
+    format_version: EXPORT_FORMAT_VERSION,
+    exported_at: now.toISOString(),
+    collections: items.map(({ collection: c, proxies }) => ({
+      collection: {
+        name: c.name,
+        description: c.description ?? '',
+        base_path: c.base_path,
+        upstream_url: c.upstream_url,
+        status: c.status,
+        headers: headersOf(c.headers),
+        auth_required: c.auth_required
+      },
+      proxies: proxies.map(exportProxy)
+    }))
+  }
+}
+
+function exportProxy (p: Proxy): ExportedProxy {
+  return {
+    name: p.name,
+    description: p.description ?? '',
+    methods: [...p.methods],
+    path: p.path,
+    target_path: p.target_path,
+    headers: headersOf(p.headers),
+    parameters: p.parameters.map(q => structuredClone(q)),
+    request_schema: p.request_schema === null ? null : structuredClone(p.request_schema),
+    response_schema: p.response_schema === null ? null : structuredClone(p.response_schema),
+    streaming: p.streaming,
+    status: p.status,
+    workflow_enabled: p.workflow_enabled,
+    workflow: p.workflow === null ? null : workflowOf(p.workflow),
+    timeout_ms: p.timeout_ms ?? null
+  }
+}
+
+/** A header is either a static value or an environment reference, never both. */
+export const headersOf = (headers: HeaderSpec[] | undefined): HeaderSpec[] =>
+  (headers ?? []).map(h => 'env' in h ? { name: h.name, env: h.env } : { name: h.name, value: h.value })
+
+function workflowOf (w: WorkflowDefinition): WorkflowDefinition {
+  const out: WorkflowDefinition = {
+    nodes: w.nodes.map(n => {
+      const node: WorkflowDefinition['nodes'][number] = { id: n.id, name: n.name, type: n.type, settings: structuredClone(n.settings ?? {}) }
+      if (n.position !== undefined) node.position = { x: n.position.x, y: n.position.y }
+      return node
+    }),
+    edges: w.edges.map(e => {
+      const edge: WorkflowDefinition['edges'][number] = { id: e.id, source: e.source, target: e.target }
+      if (e.sourceHandle !== undefined) edge.sourceHandle = e.sourceHandle
+      if (e.targetHandle !== undefined) edge.targetHandle = e.targetHandle
+      return edge
+    })
+  }
+  if (w.runtime_settings !== undefined) out.runtime_settings = { ...w.runtime_settings }
+  return out
+}
