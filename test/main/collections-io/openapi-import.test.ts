@@ -4,6 +4,7 @@ import { Ajv2020 } from 'ajv/dist/2020.js'
 import { AppError } from '../../../src/common/errors.js'
 import { fromOpenApi, MAX_OPERATIONS } from '../../../src/main/collections-io/openapi-import.js'
 import { MAX_OPENAPI_BYTES } from '../../../src/main/collections-io/openapi-document.js'
+import { openApiImportRequest } from '../../../src/main/collections-io/openapi-import-request.js'
 
 const fixture = (name: string) => readFileSync(new URL(`../../fixtures/openapi/${name}`, import.meta.url), 'utf8')
 const petstoreText = fixture('petstore-3.0.json')
@@ -242,4 +243,14 @@ t.test('unresolvable and external references are left open with a warning', asyn
     'POST /x requestBody: the external reference other.json#/A is not followed; that part accepts any value.',
     'POST /x requestBody: the reference #/components/schemas/Nope does not resolve; that part accepts any value.'
   ])
+})
+
+t.test('an import request is the document itself or a wrapper with options', async t => {
+  const doc = petstore()
+  t.same(openApiImportRequest(doc, { upstream_url: 'http://127.0.0.1:9000' }), { document: doc, options: { upstream_url: 'http://127.0.0.1:9000' } })
+  const wrapped = openApiImportRequest({ document: petstoreText, name: ' Pets ', base_path: '/pets' }, { upstream_url: 'ignored' })
+  t.same(wrapped, { document: petstoreText, options: { name: 'Pets', base_path: '/pets' } })
+  t.equal(fromOpenApi(wrapped.document, { ...wrapped.options, upstream_url: 'http://h' }).collection.name, 'Pets')
+  const e = rejects(t, () => openApiImportRequest({ document: doc, name: 3, upstreamUrl: 'x' }), 400, 'validation_failed')
+  t.same(e.details, [{ field: 'name', message: 'must be a non-empty string' }, { field: 'upstreamUrl', message: 'is not a known field' }])
 })
