@@ -24,7 +24,8 @@ export interface ExportedItem {
 export interface ExportFile {
   format: typeof EXPORT_FORMAT
   format_version: typeof EXPORT_FORMAT_VERSION
-  exported_at: string
+  /** Set by every export; optional in a hand-written file. */
+  exported_at?: string
   collections: ExportedItem[]
 }
 

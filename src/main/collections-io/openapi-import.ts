@@ -143,7 +143,7 @@ function parameterFrom (ctx: DerefContext, version: '3.0' | '3.1', where: string
   const schema = isObject(p.schema) ? toJsonSchema(derefSchema(ctx, p.schema, `${where} parameter '${name}'`), version) as JsonObject : {}
   if (!isObject(p.schema)) warn(ctx, `${where}: the parameter '${name}' has no schema; it was imported as a string.`)
   const types = (Array.isArray(schema.type) ? schema.type : [schema.type]).filter(t => t !== 'null' && t !== undefined)
-  let type = types[0] as ProxyParameter['type'] | undefined ?? 'string'
+  let type = (types[0] as ProxyParameter['type'] | undefined) ?? 'string'
   if (!PARAM_TYPES.has(type)) {
     warn(ctx, `${where}: the parameter '${name}' has type ${type}; it was imported as a string (the gateway validates scalar parameters).`)
     type = 'string'

@@ -58,11 +58,18 @@ export function derefObject (ctx: DerefContext, value: unknown, where: string): 
   const seen = new Set<string>()
   for (let hop = 0; isObject(cur) && typeof cur.$ref === 'string'; hop++) {
     const ref = cur.$ref
-    if (!ref.startsWith('#')) return void warn(ctx, `${where}: the external reference ${ref} is not followed; it was skipped.`)
-    if (seen.has(ref) || hop >= MAX_REF_HOPS) return void warn(ctx, `${where}: the reference ${ref} loops; it was skipped.`)
-    seen.add(ref)
-    cur = resolvePointer(ctx.doc, ref)
-    if (cur === undefined) return void warn(ctx, `${where}: the reference ${ref} does not resolve; it was skipped.`)
+    let problem: string | undefined
+    if (!ref.startsWith('#')) problem = `the external reference ${ref} is not followed`
+    else if (seen.has(ref) || hop >= MAX_REF_HOPS) problem = `the reference ${ref} loops`
+    else {
+      seen.add(ref)
+      cur = resolvePointer(ctx.doc, ref)
+      if (cur === undefined) problem = `the reference ${ref} does not resolve`
+    }
+    if (problem !== undefined) {
+      warn(ctx, `${where}: ${problem}; it was skipped.`)
+      return undefined
+    }
   }
   return isObject(cur) ? cur : undefined
 }

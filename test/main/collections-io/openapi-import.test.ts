@@ -254,3 +254,19 @@ t.test('an import request is the document itself or a wrapper with options', asy
   const e = rejects(t, () => openApiImportRequest({ document: doc, name: 3, upstreamUrl: 'x' }), 400, 'validation_failed')
   t.same(e.details, [{ field: 'name', message: 'must be a non-empty string' }, { field: 'upstreamUrl', message: 'is not a known field' }])
 })
+
+t.test('reference loops and __proto__ keys do no harm', async t => {
+  const text = `{"openapi": "3.0.3", "info": {"title": "x"}, "servers": [{"url": "http://127.0.0.1:9000"}],
+    "paths": {"/x": {"get": {
+      "parameters": [{"$ref": "#/components/parameters/A"}],
+      "responses": {"200": {"description": "ok", "content": {"application/json": {"schema":
+        {"type": "object", "properties": {"__proto__": {"type": "string"}, "a": {"type": "string"}}, "__proto__": {"polluted": true}}}}}}}}},
+    "components": {"parameters": {"A": {"$ref": "#/components/parameters/B"}, "B": {"$ref": "#/components/parameters/A"}}}}`
+  const { proxies, warnings } = fromOpenApi(text)
+  t.same(proxies[0]!.parameters, [])
+  t.same(warnings, ['GET /x parameters[0]: the reference #/components/parameters/A loops; it was skipped.'])
+  const schema = proxies[0]!.response_schema as Record<string, any>
+  t.same(Object.keys(schema.properties), ['a'])
+  t.equal(Object.getPrototypeOf(schema), Object.prototype)
+  t.equal(({} as Record<string, unknown>).polluted, undefined)
+})
