@@ -1,0 +1,35 @@
+import { quotaPeriod, secondsUntil } from './quota-period.js'
+import type { HitResult, RateLimiter } from './types.js'
+
+interface Counter { count: number, resetAt: number }
+
+/**
+ * One-instance counters with the same semantics as the Redis variant: a
+ * window starts at a key's first hit, rejected hits do not count. Expired
+ * counters are swept every 4096 hits so memory stays bounded without a timer.
+ */
+export function createMemoryLimiter (): RateLimiter {
+  const counters = new Map<string, Counter>()
+  let hits = 0
+  const count = (key: string, limit: number, cost: number, resetAt: () => number): HitResult => {
+    const now = Date.now()
+    if (++hits % 4096 === 0) for (const [k, c] of counters) if (c.resetAt <= now) counters.delete(k)
+    let c = counters.get(key)
+    if (c === undefined || c.resetAt <= now) {
+      c = { count: 0, resetAt: resetAt() }
+      counters.set(key, c)
+    }
+    const allowed = c.count + cost <= limit
+    if (allowed) c.count += cost
+    return { allowed, remaining: Math.max(0, limit - c.count), resetSeconds: secondsUntil(c.resetAt, now) }
+  }
+  return {
+    async hit (key, limit, windowSeconds, cost = 1) {
+      return count(`w:${key}`, limit, cost, () => Date.now() + windowSeconds * 1000)
+    },
+    async hitQuota (key, limit, period, cost = 1) {
+      const { stamp, endMs } = quotaPeriod(period, Date.now())
+      return count(`q:${key}:${stamp}`, limit, cost, () => endMs)
+    }
+  }
+}

@@ -1,0 +1,124 @@
+/**
+ * Rate limits and quotas shared by every instance through Redis.
+ *
+ *   hit ──Redis up──▶ HIT script (check + INCRBY + PEXPIRE, atomic) ──▶ result
+ *     └──Redis down──▶ local counters (logged once)
+ *                        quota hits also add to `pending`, starting from the
+ *                        last count Redis reported for that key
+ *   Redis back (a PING probe, at most once a second, or the `ready` event)
+ *     ──▶ pending quota hits are added to Redis (INCRBY) ──▶ Redis again
+ *
+ * While down, no hit waits for Redis: a frozen server would otherwise cost
+ * every request the command timeout, and timed-out increments that still run
+ * later would count twice.
+ */
+import type { Redis } from 'ioredis'
+import type { Logger } from '../logger.js'
+import { createMemoryLimiter } from './memory-limiter.js'
+import { quotaPeriod, secondsUntil } from './quota-period.js'
+import { createOutageLog, defineScript, runScript } from './redis.js'
+import type { HitResult, RateLimiter } from './types.js'
+
+// KEYS[1] counter; ARGV cost, limit, ttl ms. Returns {admitted 0|1, count, pttl}.
+const HIT = defineScript(`
+local cost = tonumber(ARGV[1])
+local cur = tonumber(redis.call('GET', KEYS[1]) or '0')
+local ttl = redis.call('PTTL', KEYS[1])
+if cur + cost > tonumber(ARGV[2]) then return {0, cur, ttl} end
+cur = redis.call('INCRBY', KEYS[1], cost)
+if ttl < 0 then redis.call('PEXPIRE', KEYS[1], ARGV[3]) ttl = tonumber(ARGV[3]) end
+return {1, cur, ttl}`)
+const ADD = defineScript(`
+redis.call('INCRBY', KEYS[1], ARGV[1])
+if redis.call('PTTL', KEYS[1]) < 0 then redis.call('PEXPIRE', KEYS[1], ARGV[2]) end
+return 1`)
+
+// Quota keys outlive their period by a day so a clock a little behind still finds them.
+const QUOTA_GRACE_MS = 86_400_000
+const MAX_KNOWN = 100_000
+
+export interface RedisLimiterOptions { keyPrefix: string, probeIntervalMs?: number }
+
+export function createRedisLimiter (redis: Redis, logger: Logger, opts: RedisLimiterOptions): RateLimiter {
+  const local = createMemoryLimiter()
+  const outage = createOutageLog(logger, 'rate-limits')
+  const probeIntervalMs = opts.probeIntervalMs ?? 1000
+  /** Last count Redis reported per quota key, the base for local counting in an outage. */
+  const known = new Map<string, number>()
+  /** Quota hits admitted locally during an outage, not yet in Redis. */
+  const pending = new Map<string, { cost: number, expireAt: number }>()
+  let down = false
+  let lastProbe = 0
+  let probing: Promise<void> | undefined
+
+  const remember = (key: string, count: number) => {
+    known.delete(key)
+    known.set(key, count)
+    if (known.size > MAX_KNOWN) known.delete(known.keys().next().value as string)
+  }
+  const fail = (err: unknown) => {
+    down = true
+    lastProbe = Date.now()
+    outage.fail(err, 'Rate limits cannot reach Redis; counting per instance until it returns')
+  }
+  const flushPending = async () => {
+    for (const [key, p] of pending) {
+      const ttl = p.expireAt - Date.now()
+      const sent = p.cost
+      if (ttl > 0) await runScript(redis, ADD, [key], [sent, ttl])
+      // Hits admitted while this ran stay pending for the next pass.
+      p.cost -= sent
+      if (p.cost <= 0) pending.delete(key)
+    }
+  }
+  const probe = () => {
+    if (probing !== undefined) return
+    lastProbe = Date.now()
+    probing = redis.ping().then(flushPending).then(() => {
+      down = false
+      outage.ok('Rate limits reach Redis again; pending quota counts were added')
+    }, () => {}).finally(() => { probing = undefined })
+  }
+  redis.on('ready', () => { if (down) probe() })
+
+  const viaRedis = async (key: string, limit: number, cost: number, ttlMs: number): Promise<{ allowed: boolean, count: number, ttl: number } | undefined> => {
+    if (down) {
+      if (Date.now() - lastProbe >= probeIntervalMs) probe()
+      return undefined
+    }
+    try {
+      const [admitted, count, ttl] = await runScript(redis, HIT, [key], [cost, limit, ttlMs]) as [number, number, number]
+      return { allowed: admitted === 1, count, ttl: ttl < 0 ? ttlMs : ttl }
+    } catch (err) {
+      fail(err)
+      return undefined
+    }
+  }
+
+  return {
+    async hit (key, limit, windowSeconds, cost = 1) {
+      const r = await viaRedis(`${opts.keyPrefix}rate:${key}`, limit, cost, windowSeconds * 1000)
+      if (r === undefined) return await local.hit(key, limit, windowSeconds, cost)
+      return { allowed: r.allowed, remaining: Math.max(0, limit - r.count), resetSeconds: Math.ceil(r.ttl / 1000) }
+    },
+    async hitQuota (key, limit, period, cost = 1) {
+      const now = Date.now()
+      const { stamp, endMs } = quotaPeriod(period, now)
+      const rkey = `${opts.keyPrefix}quota:${key}:${stamp}`
+      const r = await viaRedis(rkey, limit, cost, endMs - now + QUOTA_GRACE_MS)
+      if (r !== undefined) {
+        remember(rkey, r.count)
+        return { allowed: r.allowed, remaining: Math.max(0, limit - r.count), resetSeconds: secondsUntil(endMs, now) }
+      }
+      const p = pending.get(rkey) ?? { cost: 0, expireAt: endMs + QUOTA_GRACE_MS }
+      const count = (known.get(rkey) ?? 0) + p.cost
+      const result: HitResult = { allowed: count + cost <= limit, remaining: 0, resetSeconds: secondsUntil(endMs, now) }
+      if (result.allowed) {
+        p.cost += cost
+        pending.set(rkey, p)
+      }
+      result.remaining = Math.max(0, limit - (known.get(rkey) ?? 0) - p.cost)
+      return result
+    }
+  }
+}

@@ -1,0 +1,63 @@
+import t, { type Test } from 'tap'
+import { createMemoryLimiter } from '../../../src/main/cache/memory-limiter.js'
+import { createRedisLimiter } from '../../../src/main/cache/redis-limiter.js'
+import type { RateLimiter } from '../../../src/main/cache/types.js'
+import { eventually, testRedis } from './shared.js'
+
+function limiterContract (t: Test, make: (t: Test) => Promise<RateLimiter>) {
+  t.test('admits the limit per window, then refuses; refused hits do not count', async t => {
+    const l = await make(t)
+    const results = []
+    for (let i = 0; i < 5; i++) results.push(await l.hit('p1', 3, 60))
+    t.same(results.map(r => r.allowed), [true, true, true, false, false])
+    t.same(results.map(r => r.remaining), [2, 1, 0, 0, 0])
+    for (const r of results) t.ok(r.resetSeconds >= 1 && r.resetSeconds <= 60, `reset ${r.resetSeconds}`)
+    t.equal((await l.hit('p2', 3, 60)).allowed, true, 'other keys are independent')
+  })
+
+  t.test('cost counts several units; a hit that would pass the limit is refused whole', async t => {
+    const l = await make(t)
+    t.same(await l.hit('c', 5, 60, 3).then(r => [r.allowed, r.remaining]), [true, 2])
+    t.same(await l.hit('c', 5, 60, 3).then(r => [r.allowed, r.remaining]), [false, 2])
+    t.same(await l.hit('c', 5, 60, 2).then(r => [r.allowed, r.remaining]), [true, 0])
+  })
+
+  t.test('a new window starts when the old one ends', async t => {
+    const l = await make(t)
+    t.equal((await l.hit('w', 1, 1)).allowed, true)
+    t.equal((await l.hit('w', 1, 1)).allowed, false)
+    t.ok(await eventually(async () => (await l.hit('w', 1, 1)).allowed, 100, 50))
+  })
+
+  t.test('quotas per UTC day and month', async t => {
+    const l = await make(t)
+    t.same((await Promise.all([1, 2, 3].map(() => l.hitQuota('q', 2, 'day')))).map(r => r.allowed).sort(), [false, true, true])
+    const day = await l.hitQuota('q', 2, 'day')
+    t.equal(day.remaining, 0)
+    t.ok(day.resetSeconds >= 1 && day.resetSeconds <= 86_400, 'resets by the end of the UTC day')
+    const month = await l.hitQuota('q', 2, 'month')
+    t.equal(month.allowed, true, 'the month counter is separate from the day counter')
+    t.equal(month.remaining, 1)
+    t.ok(month.resetSeconds >= 1 && month.resetSeconds <= 31 * 86_400)
+  })
+}
+
+t.test('memory', async t => limiterContract(t, async () => createMemoryLimiter()))
+t.test('redis', async t => limiterContract(t, async t => {
+  const { redis, prefix, logger } = await testRedis(t, 'limiter')
+  return createRedisLimiter(redis, logger, { keyPrefix: prefix })
+}))
+
+t.test('redis: a parallel burst from two instances admits exactly the limit', async t => {
+  const a = await testRedis(t, 'burst')
+  const b = await testRedis(t, 'burst')
+  const la = createRedisLimiter(a.redis, a.logger, { keyPrefix: a.prefix })
+  const lb = createRedisLimiter(b.redis, b.logger, { keyPrefix: a.prefix })
+  const N = 100
+  const L = 37
+  const hits = Array.from({ length: N }, (_, i) => (i % 2 === 0 ? la : lb).hit('burst', L, 60))
+  const quota = Array.from({ length: N }, (_, i) => (i % 2 === 0 ? la : lb).hitQuota('burst', L, 'month'))
+  const [r1, r2] = await Promise.all([Promise.all(hits), Promise.all(quota)])
+  t.equal(r1.filter(r => r.allowed).length, L)
+  t.equal(r2.filter(r => r.allowed).length, L)
+})
