@@ -1,0 +1,92 @@
+/**
+ * GET /api/v1/events/stream on node:http: one subscription per response.
+ *
+ *   hub ─▶ subscription (bounded) ─next─▶ res.write ─false─▶ wait for 'drain'
+ *                                                   (meanwhile new events queue in the
+ *                                                    subscription; past its bound the
+ *                                                    client is cut off)
+ *
+ * Frames: `id:` + one `data:` line of JSON per event; `id:` alone for the
+ * starting position (sets the client's Last-Event-ID without an event);
+ * `event: resync` when missed events cannot be replayed; `: ping` comments.
+ */
+import type http from 'node:http'
+import type { EventHub } from './hub.js'
+import type { StreamItem } from './subscription.js'
+
+export interface EventStreamOptions {
+  /** Milliseconds between `: ping` comments; default 15000 (config SSE_PING_INTERVAL_MS). */
+  pingIntervalMs?: number
+}
+
+const RESYNC_DATA = JSON.stringify({ schema_version: 1, reason: 'missed_events_unavailable' })
+
+export function sseFrame (item: StreamItem): string {
+  switch (item.type) {
+    case 'event': return `id: ${item.id}\ndata: ${item.data}\n\n`
+    case 'resync': return `id: ${item.id}\nevent: resync\ndata: ${RESYNC_DATA}\n\n`
+    case 'position': return `id: ${item.id}\n\n`
+  }
+}
+
+function lastEventId (req: http.IncomingMessage): string | undefined {
+  const header = req.headers['last-event-id']
+  if (typeof header === 'string' && header !== '') return header.trim()
+  const q = (req.url ?? '').indexOf('?')
+  if (q < 0) return undefined
+  return new URLSearchParams(req.url!.slice(q + 1)).get('last_event_id') ?? undefined
+}
+
+/**
+ * Streams the hub's events until the client leaves, a write fails, the
+ * subscriber is cut off or the hub closes. Resolves when the stream is over.
+ * Authentication (viewer and above) is the router's job.
+ */
+export async function handleEventStream (req: http.IncomingMessage, res: http.ServerResponse, hub: Pick<EventHub, 'subscribe'>, opts: EventStreamOptions = {}): Promise<void> {
+  res.writeHead(200, {
+    'content-type': 'text/event-stream',
+    'cache-control': 'no-cache',
+    'x-accel-buffering': 'no',
+    connection: 'keep-alive'
+  })
+  res.flushHeaders()
+  // Nagle would hold small frames back; events are change hints a UI waits for.
+  req.socket.setNoDelay(true)
+  const sub = hub.subscribe({ lastEventId: lastEventId(req) })
+  let finished = false
+  let draining = false
+  const finish = () => {
+    if (finished) return
+    finished = true
+    clearInterval(ping)
+    sub.close()
+    if (!res.destroyed) res.end()
+  }
+  const write = (chunk: string): boolean => {
+    if (finished) return true
+    try {
+      return res.write(chunk, err => { if (err != null) finish() })
+    } catch {
+      finish()
+      return true
+    }
+  }
+  const ping = setInterval(() => { if (!draining) write(': ping\n\n') }, opts.pingIntervalMs ?? 15_000)
+  ping.unref()
+  res.on('close', finish)
+  res.on('error', finish)
+  // A client too slow to drain its buffer is dropped: it reconnects and replays.
+  sub.onEnd(reason => { if (reason === 'overflow') res.destroy(); else finish() })
+
+  for (let item = await sub.next(); item !== undefined && !finished; item = await sub.next()) {
+    if (write(sseFrame(item))) continue
+    draining = true
+    await new Promise<void>(resolve => {
+      const wake = () => { res.off('drain', wake); res.off('close', wake); resolve() }
+      res.on('drain', wake)
+      res.on('close', wake)
+    })
+    draining = false
+  }
+  finish()
+}
