@@ -1,0 +1,13 @@
+/**
+ * Versioned schema migrations, applied in order at start. To add one: append
+ * `{ version: <next integer>, name, sql }` to MIGRATIONS (never edit an applied
+ * one). The SQL must run on PostgreSQL 15 and on the embedded PGlite (PG 18):
+ * avoid int8 columns (they come back as different JS types) and extensions.
+ */
+import { m001Core } from './001-core.js'
+
+export interface Migration { version: number, name: string, sql: string }
+
+export const MIGRATIONS: readonly Migration[] = [
+  m001Core
+]

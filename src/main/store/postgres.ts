@@ -1,0 +1,59 @@
+import pg from 'pg'
+import type { Logger } from '../logger.js'
+import type { Queryable, QueryResult, Store } from './types.js'
+
+export interface PostgresOptions { url: string, queryTimeoutMs: number, max?: number }
+
+/** PostgreSQL through a pg Pool. A server restart or fault surfaces as errors to callers, never a crash. */
+export function createPostgresStore (opts: PostgresOptions, logger: Logger): Store {
+  const pool = new pg.Pool({
+    connectionString: opts.url,
+    max: opts.max ?? 10,
+    // A frozen server must not hang a request forever.
+    query_timeout: opts.queryTimeoutMs,
+    statement_timeout: opts.queryTimeoutMs,
+    connectionTimeoutMillis: Math.min(opts.queryTimeoutMs, 5000),
+    idleTimeoutMillis: 30_000,
+    application_name: 'gatehouse'
+  })
+  let warned = false
+  // Without this listener an idle client's error (server restart) would crash the process.
+  pool.on('error', err => {
+    if (!warned) logger.warn({ err: err.message }, 'PostgreSQL connection lost; queries will fail until it returns')
+    warned = true
+  })
+  pool.on('connect', () => { warned = false })
+
+  const run = async <T>(client: pg.Pool | pg.PoolClient, sql: string, params?: unknown[]): Promise<QueryResult<T>> => {
+    const res = await client.query(sql, params as unknown[])
+    return { rows: res.rows as T[], rowCount: res.rowCount ?? 0 }
+  }
+
+  return {
+    kind: 'postgres',
+    query: async (sql, params) => await run(pool, sql, params),
+    exec: async sql => { await pool.query(sql) },
+    async tx (fn) {
+      const client = await pool.connect()
+      let broken: Error | undefined
+      try {
+        await client.query('BEGIN')
+        const q: Queryable = {
+          query: async (sql, params) => await run(client, sql, params),
+          exec: async sql => { await client.query(sql) }
+        }
+        const result = await fn(q)
+        await client.query('COMMIT')
+        return result
+      } catch (err) {
+        await client.query('ROLLBACK').catch((e: Error) => { broken = e })
+        throw err
+      } finally {
+        // A connection whose rollback failed is discarded rather than reused.
+        client.release(broken)
+      }
+    },
+    async ping () { await pool.query('SELECT 1') },
+    async close () { await pool.end() }
+  }
+}

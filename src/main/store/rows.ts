@@ -1,0 +1,41 @@
+/** Row <-> record helpers shared by the repositories. */
+import { badRequest } from '../../common/errors.js'
+import type { Page } from '../../common/types.js'
+import type { Queryable } from './types.js'
+
+export const iso = (v: unknown): string => v instanceof Date ? v.toISOString() : new Date(String(v)).toISOString()
+
+/** jsonb comes back parsed from both drivers; a string is parsed defensively. */
+export const json = <T>(v: unknown): T => (typeof v === 'string' ? JSON.parse(v) : v) as T
+
+export const encodeCursor = (seq: number): string => Buffer.from(`s:${seq}`).toString('base64url')
+
+export function decodeCursor (cursor: string | undefined): number {
+  if (cursor === undefined || cursor === '') return 0
+  const m = /^s:(\d{1,10})$/.exec(Buffer.from(cursor, 'base64url').toString())
+  if (m === null) throw badRequest('The cursor is not valid; use the next_cursor of a previous page.', [{ field: 'cursor', message: 'is not a valid cursor' }])
+  return Number(m[1])
+}
+
+export interface PageQuery { limit: number, cursor?: string }
+
+/** Keyset paging on the table's `seq` column, oldest first. */
+export async function page<R extends { seq: number }, T> (
+  q: Queryable, sql: string, params: unknown[], pq: PageQuery, map: (row: R) => T
+): Promise<Page<T>> {
+  const after = decodeCursor(pq.cursor)
+  const n = params.length
+  const { rows } = await q.query<R>(`${sql} AND seq > $${n + 1} ORDER BY seq LIMIT $${n + 2}`, [...params, after, pq.limit + 1])
+  const more = rows.length > pq.limit
+  const items = rows.slice(0, pq.limit)
+  return { items: items.map(map), next_cursor: more ? encodeCursor(Number(items[items.length - 1].seq)) : null }
+}
+
+export async function bumpConfigVersion (q: Queryable): Promise<void> {
+  await q.query('UPDATE config_state SET version = version + 1 WHERE id = 1')
+}
+
+export async function configVersion (q: Queryable): Promise<number> {
+  const { rows } = await q.query<{ version: number }>('SELECT version FROM config_state WHERE id = 1')
+  return Number(rows[0]?.version ?? 0)
+}
