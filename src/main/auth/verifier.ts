@@ -1,0 +1,89 @@
+/**
+ * Management authentication: `Authorization: Bearer <JWT>` checked against the
+ * issuer's JWKS (OIDC discovery or OIDC_JWKS_URL), or the built-in local issuer.
+ * Issuer, `exp` and (when set) audience are required; asymmetric algorithms only.
+ */
+import { createLocalJWKSet, createRemoteJWKSet, jwtVerify, type JWTVerifyGetKey } from 'jose'
+import { unauthorized } from '../../common/errors.js'
+import type { Config } from '../config/config.js'
+import type { Logger } from '../logger.js'
+import { LOCAL_AUDIENCE, LOCAL_ISSUER, openLocalIssuer, type LocalIssuer } from './local-issuer.js'
+import { claimAt, highestRole, type Role } from './roles.js'
+
+export interface User { sub: string, role: Role | null }
+
+export interface Auth {
+  mode: 'local' | 'oidc'
+  issuer: string
+  audience: string
+  local: LocalIssuer | null
+  /** Verifies an Authorization header value; throws 401 AppErrors. */
+  verify (authorization: string | undefined): Promise<User>
+}
+
+const ALGORITHMS = ['RS256', 'RS384', 'RS512', 'PS256', 'PS384', 'PS512', 'ES256', 'ES384', 'ES512', 'EdDSA']
+
+type AuthConfig = Pick<Config, 'OIDC_ISSUER' | 'OIDC_JWKS_URL' | 'OIDC_AUDIENCE' | 'OIDC_ROLES_CLAIM' | 'DATA_DIR'>
+
+async function discoverJwksUrl (issuer: string): Promise<{ jwksUri: string, issuer: string }> {
+  const url = `${issuer.replace(/\/$/, '')}/.well-known/openid-configuration`
+  const res = await fetch(url, { signal: AbortSignal.timeout(5000) })
+  if (!res.ok) throw new Error(`OIDC discovery at ${url} answered ${res.status}`)
+  const doc = await res.json() as { jwks_uri?: string, issuer?: string }
+  if (typeof doc.jwks_uri !== 'string') throw new Error(`OIDC discovery at ${url} has no jwks_uri`)
+  return { jwksUri: doc.jwks_uri, issuer: doc.issuer ?? issuer }
+}
+
+export async function createAuth (config: AuthConfig, logger: Logger): Promise<Auth> {
+  let keys: JWTVerifyGetKey
+  let issuer: string
+  let audience = config.OIDC_AUDIENCE
+  let local: LocalIssuer | null = null
+  if (config.OIDC_ISSUER === '' && config.OIDC_JWKS_URL === '') {
+    local = await openLocalIssuer(config.DATA_DIR)
+    keys = createLocalJWKSet({ keys: [local.publicJwk] })
+    issuer = LOCAL_ISSUER
+    audience = LOCAL_AUDIENCE
+  } else if (config.OIDC_JWKS_URL !== '') {
+    keys = createRemoteJWKSet(new URL(config.OIDC_JWKS_URL))
+    issuer = config.OIDC_ISSUER
+  } else {
+    // Discovery is retried on first use if the issuer is down at start.
+    issuer = config.OIDC_ISSUER
+    let remote: JWTVerifyGetKey | null = null
+    keys = async (header, token) => {
+      if (remote === null) {
+        const d = await discoverJwksUrl(config.OIDC_ISSUER)
+        remote = createRemoteJWKSet(new URL(d.jwksUri))
+      }
+      return await remote(header, token)
+    }
+  }
+
+  return {
+    mode: local !== null ? 'local' : 'oidc',
+    issuer,
+    audience,
+    local,
+    async verify (authorization) {
+      const m = /^Bearer\s+(\S+)\s*$/i.exec(authorization ?? '')
+      if (m === null) throw unauthorized('A bearer token is required: send Authorization: Bearer <token>.')
+      try {
+        const { payload } = await jwtVerify(m[1], keys, {
+          algorithms: ALGORITHMS,
+          issuer: issuer === '' ? undefined : issuer,
+          audience: audience === '' ? undefined : audience,
+          requiredClaims: ['exp', 'sub']
+        })
+        return { sub: String(payload.sub), role: highestRole(claimAt(payload, config.OIDC_ROLES_CLAIM)) }
+      } catch (err) {
+        const code = (err as { code?: string }).code ?? ''
+        if (code === 'ERR_JWT_EXPIRED') throw unauthorized('The token has expired; sign in again.')
+        if (code === 'ERR_JOSE_NOT_SUPPORTED' || code === 'ERR_JOSE_ALG_NOT_ALLOWED') throw unauthorized('The token is signed with an algorithm that is not accepted.')
+        if (code === 'ERR_JWT_CLAIM_VALIDATION_FAILED') throw unauthorized(`The token was refused: ${(err as Error).message}.`)
+        if (code === '' || code === 'ERR_JWKS_TIMEOUT') logger.warn({ err: (err as Error).message }, 'management token verification failed')
+        throw unauthorized('The token is not valid.')
+      }
+    }
+  }
+}

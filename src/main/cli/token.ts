@@ -1,0 +1,31 @@
+/**
+ * `npm run token -- --sub alice --role admin [--ttl 3600]`: prints a management
+ * token from the built-in local issuer (the key in DATA_DIR).
+ */
+import { parseArgs } from 'node:util'
+import { loadConfig, ConfigError } from '../config/config.js'
+import { openLocalIssuer } from '../auth/local-issuer.js'
+import { isRole } from '../auth/roles.js'
+
+function fail (message: string): never {
+  process.stderr.write(`${message}\n`)
+  process.exit(1)
+}
+
+try {
+  const config = loadConfig(process.env)
+  if (config.OIDC_ISSUER !== '' || config.OIDC_JWKS_URL !== '') {
+    fail('OIDC is configured (OIDC_ISSUER / OIDC_JWKS_URL): get a token from your identity provider instead.')
+  }
+  const { values } = parseArgs({ options: { sub: { type: 'string' }, role: { type: 'string' }, ttl: { type: 'string' } } })
+  const sub = values.sub ?? fail('usage: npm run token -- --sub <subject> --role <viewer|editor|admin> [--ttl <seconds>]')
+  const role = values.role ?? 'admin'
+  if (!isRole(role)) fail(`--role must be viewer, editor or admin (got '${role}')`)
+  const ttl = Number(values.ttl ?? 3600)
+  if (!Number.isInteger(ttl) || ttl < 1) fail('--ttl must be a positive number of seconds')
+  const issuer = await openLocalIssuer(config.DATA_DIR)
+  process.stdout.write(`${await issuer.sign({ sub, role, ttlSeconds: ttl })}\n`)
+} catch (err) {
+  if (err instanceof ConfigError) fail(err.lines.map(l => `configuration error: ${l}`).join('\n'))
+  throw err
+}

@@ -1,0 +1,72 @@
+import type { Collection } from '../../common/types.js'
+import { createCollection, deleteCollection, duplicateCollection, getCollection, listCollections, updateCollection } from '../store/collections.js'
+import type { Router } from './router.js'
+import type { ManagementDeps } from './server.js'
+import { checkCollectionFields, etag, headersSchema, pageQuery } from './validation.js'
+
+const fields = {
+  name: { type: 'string', minLength: 1, maxLength: 200 },
+  description: { type: 'string', maxLength: 5000 },
+  base_path: { type: 'string', minLength: 1, maxLength: 512 },
+  upstream_url: { type: 'string', minLength: 1, maxLength: 2048 },
+  status: { type: 'string', enum: ['active', 'disabled'] },
+  headers: headersSchema,
+  auth_required: { type: 'boolean' }
+}
+const createSchema = { type: 'object', additionalProperties: false, required: ['name', 'base_path', 'upstream_url'], properties: fields }
+const updateSchema = { type: 'object', additionalProperties: false, properties: fields }
+const statusSchema = { type: 'object', additionalProperties: false, required: ['status'], properties: { status: fields.status } }
+const duplicateSchema = { type: 'object', additionalProperties: false, properties: { name: fields.name, base_path: fields.base_path } }
+
+export function registerCollectionRoutes (router: Router, deps: ManagementDeps): void {
+  const { store, events } = deps
+  const changed = (c: Collection, operation: 'created' | 'updated' | 'deleted' | 'status_changed', sub: string | undefined) => {
+    events.publish({ resource_kind: 'collection', collection_id: c.id, operation, actor_sub: sub })
+    deps.onConfigChange()
+  }
+
+  router.add('GET', '/api/v1/collections', async ctx => ({ status: 200, body: await listCollections(store, pageQuery(ctx.query)) }))
+
+  router.add('POST', '/api/v1/collections', async ctx => {
+    checkCollectionFields(ctx.body)
+    const c = await createCollection(store, ctx.body)
+    changed(c, 'created', ctx.user?.sub)
+    return { status: 201, body: c, headers: etag(c.version) }
+  }, { role: 'editor', body: createSchema })
+
+  router.add('GET', '/api/v1/collections/:id', async ctx => {
+    const c = await getCollection(store, ctx.params.id)
+    return { status: 200, body: c, headers: etag(c.version) }
+  })
+
+  router.add('PUT', '/api/v1/collections/:id', async ctx => {
+    checkCollectionFields(ctx.body)
+    const c = await updateCollection(store, ctx.params.id, ctx.body, ctx.ifMatch)
+    changed(c, 'updated', ctx.user?.sub)
+    return { status: 200, body: c, headers: etag(c.version) }
+  }, { role: 'editor', body: updateSchema })
+
+  router.add('DELETE', '/api/v1/collections/:id', async ctx => {
+    const c = await deleteCollection(store, ctx.params.id, ctx.ifMatch)
+    changed(c, 'deleted', ctx.user?.sub)
+    return { status: 204 }
+  }, { role: 'editor' })
+
+  router.add('PUT', '/api/v1/collections/:id/status', async ctx => {
+    const c = await updateCollection(store, ctx.params.id, { status: ctx.body.status }, ctx.ifMatch)
+    changed(c, 'status_changed', ctx.user?.sub)
+    return { status: 200, body: c, headers: etag(c.version) }
+  }, { role: 'editor', body: statusSchema })
+
+  router.add('POST', '/api/v1/collections/:id/duplicate', async ctx => {
+    checkCollectionFields(ctx.body ?? {})
+    const { collection, proxies } = await duplicateCollection(store, ctx.params.id, ctx.body ?? {})
+    events.publish({ resource_kind: 'collection', collection_id: ctx.params.id, operation: 'duplicated', related_collection_id: collection.id, actor_sub: ctx.user?.sub })
+    deps.onConfigChange()
+    return {
+      status: 201,
+      body: { ...collection, source_collection_id: ctx.params.id, related_collection_id: collection.id, proxy_count: proxies.length },
+      headers: etag(collection.version)
+    }
+  }, { role: 'editor', body: duplicateSchema })
+}

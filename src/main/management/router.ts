@@ -1,0 +1,100 @@
+/**
+ * A small router for the management listener. Modules register routes with a
+ * role and an optional JSON Schema for the body; the router authenticates,
+ * parses and validates before the handler runs, and renders every error in
+ * the CONVENTIONS.md shape.
+ */
+import type { IncomingMessage, ServerResponse } from 'node:http'
+import { Ajv, type ErrorObject, type ValidateFunction } from 'ajv'
+import addFormatsModule from 'ajv-formats'
+import { methodNotAllowed, notFound, validationFailed, type ErrorDetail } from '../../common/errors.js'
+import type { Role } from '../auth/roles.js'
+import type { User } from '../auth/verifier.js'
+
+export interface RequestContext {
+  req: IncomingMessage
+  res: ServerResponse
+  params: Record<string, string>
+  query: URLSearchParams
+  body: any
+  rawBody: Buffer | null
+  user: User | null
+  /** The version named by If-Match, when sent (`*` means none). */
+  ifMatch: number | undefined
+}
+
+export interface Reply { status: number, body?: unknown, headers?: Record<string, string> }
+
+/** A handler returns a reply, or nothing when it wrote the response itself (SSE, MCP). */
+export type Handler = (ctx: RequestContext) => Promise<Reply | undefined>
+
+export interface RouteOptions {
+  role?: Role
+  public?: boolean
+  /** JSON Schema the parsed body must satisfy. */
+  body?: Record<string, unknown>
+  /** Hand the body over unparsed (e.g. multipart uploads). */
+  raw?: boolean
+  maxBodyBytes?: number
+}
+
+export interface Route { method: string, segments: string[], handler: Handler, opts: RouteOptions, validate: ValidateFunction | null }
+
+const addFormats = addFormatsModule as unknown as (ajv: Ajv) => Ajv
+export const ajv = addFormats(new Ajv({ allErrors: true, useDefaults: true, coerceTypes: false, strict: false }))
+
+export function ajvDetails (errors: ErrorObject[] | null | undefined, prefix = ''): ErrorDetail[] {
+  return (errors ?? []).map(e => {
+    let field = e.instancePath.replace(/^\//, '').replace(/\//g, '.')
+    let message = e.message ?? 'is invalid'
+    if (e.keyword === 'required') {
+      field = [field, (e.params as { missingProperty: string }).missingProperty].filter(Boolean).join('.')
+      message = 'is required'
+    } else if (e.keyword === 'additionalProperties') {
+      field = [field, (e.params as { additionalProperty: string }).additionalProperty].filter(Boolean).join('.')
+      message = 'is not a known field'
+    } else if (e.keyword === 'enum') {
+      message = `must be one of ${(e.params as { allowedValues: unknown[] }).allowedValues.map(v => JSON.stringify(v)).join(', ')}`
+    }
+    return { field: prefix + (field === '' ? '(body)' : field), message }
+  })
+}
+
+export function validateWith (validate: ValidateFunction, data: unknown, what = 'The request body'): void {
+  if (!validate(data)) throw validationFailed(`${what} is invalid: ${ajvDetails(validate.errors).map(d => `${d.field} ${d.message}`).join('; ')}.`, ajvDetails(validate.errors))
+}
+
+export class Router {
+  readonly routes: Route[] = []
+
+  add (method: string, pattern: string, handler: Handler, opts: RouteOptions = {}): void {
+    const validate = opts.body === undefined ? null : ajv.compile(opts.body)
+    this.routes.push({ method: method.toUpperCase(), segments: pattern.split('/').filter(Boolean), handler, opts, validate })
+  }
+
+  /** Finds the route for a path; throws 404 or 405 (with Allow) when there is none. */
+  find (method: string, pathname: string): { route: Route, params: Record<string, string> } {
+    const parts = pathname.split('/').filter(Boolean)
+    const allowed: string[] = []
+    for (const route of this.routes) {
+      const params = match(route.segments, parts)
+      if (params === null) continue
+      if (route.method === method || (method === 'HEAD' && route.method === 'GET')) return { route, params }
+      allowed.push(route.method)
+    }
+    if (allowed.length > 0) throw methodNotAllowed([...new Set(allowed)])
+    throw notFound(`No management route matches ${method} ${pathname}.`)
+  }
+}
+
+function match (segments: string[], parts: string[]): Record<string, string> | null {
+  if (segments.length !== parts.length) return null
+  const params: Record<string, string> = {}
+  for (let i = 0; i < segments.length; i++) {
+    const s = segments[i]
+    if (s.startsWith(':')) {
+      try { params[s.slice(1)] = decodeURIComponent(parts[i]) } catch { return null }
+    } else if (s !== parts[i]) return null
+  }
+  return params
+}

@@ -1,0 +1,159 @@
+/**
+ * The management listener (node:http): /api/v1 REST, the event stream and the
+ * management MCP, plus /livez and /readyz.
+ */
+import http, { type IncomingMessage, type ServerResponse } from 'node:http'
+import type { AddressInfo } from 'node:net'
+import { AppError, errorBody, forbidden, invalidJson, payloadTooLarge, toAppError, unsupportedMediaType } from '../../common/errors.js'
+import type { Config } from '../config/config.js'
+import type { Logger } from '../logger.js'
+import type { Store } from '../store/types.js'
+import type { EventSink } from '../events/types.js'
+import { hasRole } from '../auth/roles.js'
+import type { Auth } from '../auth/verifier.js'
+import { Router, validateWith, type RequestContext } from './router.js'
+import { registerCollectionRoutes } from './collections-routes.js'
+import { registerProxyRoutes } from './proxies-routes.js'
+
+export interface ReadyReport { ok: boolean, checks: Record<string, string> }
+
+export interface ManagementDeps {
+  config: Readonly<Config>
+  logger: Logger
+  store: Store
+  auth: Auth
+  events: EventSink
+  onConfigChange: () => void
+  readiness: () => Promise<ReadyReport>
+}
+
+export interface ManagementServer {
+  router: Router
+  server: http.Server
+  listen (): Promise<{ port: number }>
+  close (): Promise<void>
+}
+
+const DEFAULT_BODY_LIMIT = 1024 * 1024
+
+export function createManagementServer (deps: ManagementDeps): ManagementServer {
+  const router = new Router()
+  router.add('GET', '/livez', async () => ({ status: 200, body: { status: 'ok' } }), { public: true })
+  router.add('GET', '/readyz', async () => {
+    const r = await deps.readiness()
+    return { status: r.ok ? 200 : 503, body: { status: r.ok ? 'ready' : 'not_ready', checks: r.checks } }
+  }, { public: true })
+  if (deps.auth.local !== null) {
+    const jwks = { keys: [deps.auth.local.publicJwk] }
+    router.add('GET', '/api/v1/auth/jwks.json', async () => ({ status: 200, body: jwks }), { public: true })
+  }
+  router.add('GET', '/api/v1/auth/config', async () => ({
+    status: 200,
+    body: {
+      issuer: deps.auth.issuer,
+      audience: deps.auth.audience === '' ? null : deps.auth.audience,
+      client_id: deps.config.OIDC_CLIENT_ID === '' ? null : deps.config.OIDC_CLIENT_ID,
+      scopes: ['openid', 'profile', 'email'],
+      roles_claim: deps.config.OIDC_ROLES_CLAIM,
+      local_issuer: deps.auth.mode === 'local',
+      token_command: deps.auth.mode === 'local' ? 'npm run token -- --sub <you> --role <viewer|editor|admin>' : null
+    }
+  }), { public: true })
+  registerCollectionRoutes(router, deps)
+  registerProxyRoutes(router, deps)
+
+  const server = http.createServer((req, res) => { handle(router, deps, req, res).catch(() => {}) })
+  server.keepAliveTimeout = 5000
+  server.headersTimeout = 30_000
+
+  return {
+    router,
+    server,
+    async listen () {
+      await new Promise<void>((resolve, reject) => {
+        server.once('error', reject)
+        server.listen(deps.config.MANAGEMENT_PORT, deps.config.MANAGEMENT_HOST, () => { server.off('error', reject); resolve() })
+      })
+      return { port: (server.address() as AddressInfo).port }
+    },
+    async close () {
+      const closed = new Promise<void>(resolve => server.close(() => resolve()))
+      server.closeIdleConnections()
+      // Long-lived streams (SSE) would hold the close forever.
+      const timer = setTimeout(() => server.closeAllConnections(), deps.config.SHUTDOWN_TIMEOUT_MS)
+      await closed
+      clearTimeout(timer)
+    }
+  }
+}
+
+async function handle (router: Router, deps: ManagementDeps, req: IncomingMessage, res: ServerResponse): Promise<void> {
+  const started = performance.now()
+  const url = new URL(req.url ?? '/', 'http://management')
+  let status = 500
+  try {
+    const { route, params } = router.find(req.method ?? 'GET', url.pathname)
+    const ctx: RequestContext = { req, res, params, query: url.searchParams, body: undefined, rawBody: null, user: null, ifMatch: parseIfMatch(req.headers['if-match']) }
+    if (route.opts.public !== true) {
+      ctx.user = await deps.auth.verify(req.headers.authorization)
+      if (!hasRole(ctx.user.role, route.opts.role ?? 'viewer')) {
+        throw forbidden(`This action needs the ${route.opts.role ?? 'viewer'} role${ctx.user.role === null ? '; your token carries no known role' : `; you have ${ctx.user.role}`}.`)
+      }
+    }
+    if (req.method !== 'GET' && req.method !== 'HEAD' && req.method !== 'DELETE') {
+      const raw = await readBody(req, route.opts.maxBodyBytes ?? DEFAULT_BODY_LIMIT)
+      if (route.opts.raw === true) ctx.rawBody = raw
+      else ctx.body = parseJson(req, raw)
+      if (route.validate !== null) validateWith(route.validate, ctx.body ?? {})
+    }
+    const reply = await route.handler(ctx)
+    if (reply === undefined) { status = res.statusCode; return }
+    status = reply.status
+    send(res, reply.status, reply.body, reply.headers)
+  } catch (err) {
+    const e = toAppError(err)
+    if (!(err instanceof AppError)) deps.logger.error({ err }, 'management request failed')
+    status = e.status
+    if (!res.headersSent) send(res, e.status, errorBody(e), e.headers)
+    else res.destroy()
+  } finally {
+    deps.logger.debug({ method: req.method, path: url.pathname, status, ms: Math.round(performance.now() - started) }, 'management request')
+  }
+}
+
+function send (res: ServerResponse, status: number, body: unknown, headers?: Record<string, string>): void {
+  if (headers !== undefined) for (const [k, v] of Object.entries(headers)) res.setHeader(k, v)
+  if (body === undefined || status === 204) { res.writeHead(status).end(); return }
+  const text = JSON.stringify(body)
+  res.writeHead(status, { 'content-type': 'application/json; charset=utf-8', 'content-length': Buffer.byteLength(text) }).end(text)
+}
+
+function parseIfMatch (v: string | undefined): number | undefined {
+  if (v === undefined || v.trim() === '*') return undefined
+  const m = /^\s*(?:W\/)?"?(\d+)"?\s*$/.exec(v)
+  return m === null ? -1 : Number(m[1])
+}
+
+async function readBody (req: IncomingMessage, limit: number): Promise<Buffer> {
+  const declared = Number(req.headers['content-length'] ?? 0)
+  if (declared > limit) throw payloadTooLarge(`The request body is larger than ${limit} bytes.`)
+  const chunks: Buffer[] = []
+  let size = 0
+  for await (const chunk of req) {
+    size += (chunk as Buffer).length
+    if (size > limit) throw payloadTooLarge(`The request body is larger than ${limit} bytes.`)
+    chunks.push(chunk as Buffer)
+  }
+  return Buffer.concat(chunks)
+}
+
+function parseJson (req: IncomingMessage, raw: Buffer): unknown {
+  if (raw.length === 0) return undefined
+  const type = (req.headers['content-type'] ?? '').split(';')[0].trim().toLowerCase()
+  if (type !== 'application/json' && !type.endsWith('+json')) throw unsupportedMediaType('Send the body as application/json.')
+  try {
+    return JSON.parse(raw.toString('utf8'))
+  } catch {
+    throw invalidJson('The request body is not valid JSON.')
+  }
+}

@@ -1,0 +1,104 @@
+/** Shapes and rules of collection and proxy fields, shared by their routes. */
+import { validationFailed, type ErrorDetail } from '../../common/errors.js'
+
+const headerName = { type: 'string', pattern: "^[!#$%&'*+.^_`|~0-9A-Za-z-]{1,256}$" }
+export const headersSchema = {
+  type: 'array',
+  maxItems: 100,
+  items: {
+    oneOf: [
+      { type: 'object', additionalProperties: false, required: ['name', 'value'], properties: { name: headerName, value: { type: 'string', maxLength: 8192, pattern: '^[^\\r\\n\\u0000]*$' } } },
+      { type: 'object', additionalProperties: false, required: ['name', 'env'], properties: { name: headerName, env: { type: 'string', pattern: '^[A-Za-z_][A-Za-z0-9_]{0,255}$' } } }
+    ]
+  }
+}
+
+const SEGMENT = /^[A-Za-z0-9._~!$&'()+,;=:@%-]+$/
+const PARAM = /^\{([A-Za-z_][A-Za-z0-9_]{0,63})\}$/
+
+/** base_path: `/` or `/seg[/seg...]`, no trailing slash, no dot segments. */
+export function basePathProblem (p: string): string | null {
+  if (!p.startsWith('/')) return "must start with '/'"
+  if (p === '/') return null
+  if (p.endsWith('/')) return "must not end with '/'"
+  for (const s of p.slice(1).split('/')) {
+    if (s === '' || s === '.' || s === '..' || !SEGMENT.test(s) || s.includes('%')) return `has an invalid segment '${s}'`
+  }
+  return null
+}
+
+export function upstreamProblem (u: string): string | null {
+  let url: URL
+  try { url = new URL(u) } catch { return 'must be an absolute http:// or https:// URL' }
+  if (url.protocol !== 'http:' && url.protocol !== 'https:') return 'must be an absolute http:// or https:// URL'
+  if (url.search !== '' || url.hash !== '') return 'must not carry a query or fragment'
+  if (url.username !== '' || url.password !== '') return 'must not carry credentials; use collection headers'
+  return null
+}
+
+export interface PathShape { params: string[], wildcard: boolean }
+
+/** Proxy path or target path: static segments, `{param}` segments, optional trailing `/*`. */
+export function parsePath (p: string): PathShape | string {
+  if (!p.startsWith('/')) return "must start with '/'"
+  if (p === '/') return { params: [], wildcard: false }
+  const segs = p.slice(1).split('/')
+  const params: string[] = []
+  let wildcard = false
+  for (let i = 0; i < segs.length; i++) {
+    const s = segs[i]
+    if (s === '*') {
+      if (i !== segs.length - 1) return "may use '/*' only as its last segment"
+      wildcard = true
+      continue
+    }
+    const m = PARAM.exec(s)
+    if (m !== null) {
+      if (params.includes(m[1])) return `repeats the parameter '{${m[1]}}'`
+      params.push(m[1])
+      continue
+    }
+    if (s === '' && i === segs.length - 1) continue // a trailing slash is part of the path
+    if (s === '' || s === '.' || s === '..' || !SEGMENT.test(s) || s.includes('{') || s.includes('}') || s.includes('*')) return `has an invalid segment '${s}'`
+  }
+  return { params, wildcard }
+}
+
+/** Checks a proxy's path and target path together (target keeps the same names and wildcard). */
+export function checkProxyPaths (path: string, target: string): void {
+  const details: ErrorDetail[] = []
+  const a = parsePath(path)
+  const b = parsePath(target)
+  if (typeof a === 'string') details.push({ field: 'path', message: a })
+  if (typeof b === 'string') details.push({ field: 'target_path', message: b })
+  if (typeof a !== 'string' && typeof b !== 'string') {
+    const unknown = b.params.filter(x => !a.params.includes(x))
+    if (unknown.length > 0) details.push({ field: 'target_path', message: `uses ${unknown.map(x => `{${x}}`).join(', ')} which the path does not define` })
+    if (a.wildcard !== b.wildcard) details.push({ field: 'target_path', message: a.wildcard ? "must end with '/*' like the path" : "may end with '/*' only when the path does" })
+  }
+  if (details.length > 0) throw validationFailed(`The proxy paths are invalid: ${details.map(d => `${d.field} ${d.message}`).join('; ')}.`, details)
+}
+
+export function checkCollectionFields (body: { base_path?: string, upstream_url?: string }): void {
+  const details: ErrorDetail[] = []
+  if (body.base_path !== undefined) {
+    const p = basePathProblem(body.base_path)
+    if (p !== null) details.push({ field: 'base_path', message: p })
+  }
+  if (body.upstream_url !== undefined) {
+    const p = upstreamProblem(body.upstream_url)
+    if (p !== null) details.push({ field: 'upstream_url', message: p })
+  }
+  if (details.length > 0) throw validationFailed(`The collection is invalid: ${details.map(d => `${d.field} ${d.message}`).join('; ')}.`, details)
+}
+
+export const etag = (version: number): Record<string, string> => ({ etag: `"${version}"` })
+
+export function pageQuery (query: URLSearchParams): { limit: number, cursor?: string } {
+  const raw = query.get('limit')
+  const limit = raw === null ? 50 : Number(raw)
+  if (!Number.isInteger(limit) || limit < 1 || limit > 500) {
+    throw validationFailed('limit must be an integer from 1 to 500.', [{ field: 'limit', message: 'must be an integer from 1 to 500' }])
+  }
+  return { limit, cursor: query.get('cursor') ?? undefined }
+}
