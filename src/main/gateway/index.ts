@@ -1,0 +1,297 @@
+/**
+ * The gateway listener on uWebSockets.js: one catch-all route, an immutable
+ * route table swapped in one assignment, forwarding over keep-alive pools with
+ * backpressure both ways. See docs/gateway.md.
+ */
+import { randomUUID } from 'node:crypto'
+import uWS from 'uWebSockets.js'
+import { AppError, badRequest, errorBody, gatewayTimeout, badGateway, methodNotAllowed, notFound, payloadTooLarge } from '../../common/errors.js'
+import type { Collection, Proxy } from '../../common/types.js'
+import type { Config } from '../config/config.js'
+import type { Logger } from '../logger.js'
+import { compileRouteTable, type RouteTable } from './route-table.js'
+import { buildRequestHead, buildTargetPath, DROP_RESPONSE, type ClientRequestInfo } from './request-head.js'
+import { UpstreamClient, type Exchange } from './upstream.js'
+
+export interface ReadyReport { ok: boolean, checks: Record<string, string> }
+
+export interface GatewayOptions {
+  config: Readonly<Config>
+  logger: Logger
+  readiness: () => Promise<ReadyReport>
+  /** Snapshot of the environment for header references (default: process.env at creation). */
+  env?: Readonly<Record<string, string | undefined>>
+}
+
+export interface Gateway {
+  setRoutes (collections: Collection[], proxies: Proxy[]): void
+  listen (): Promise<{ port: number }>
+  close (): Promise<void>
+  readonly inFlight: number
+}
+
+const REQUEST_ID = /^[A-Za-z0-9._:@-]{1,128}$/
+// Answers up to this size are gathered and written in one corked call with Content-Length.
+const SMALL_BODY = 64 * 1024
+
+export function createGateway (opts: GatewayOptions): Gateway {
+  const { config, logger } = opts
+  const env = opts.env ?? Object.freeze({ ...process.env })
+  const warned = new Set<string>()
+  const warn = (msg: string, data: object) => {
+    const key = msg + JSON.stringify(data)
+    if (!warned.has(key)) { warned.add(key); logger.warn(data, msg) }
+  }
+  let table: RouteTable = compileRouteTable([], [], env, warn)
+  const upstream = new UpstreamClient(config.UPSTREAM_KEEPALIVE)
+  const app = uWS.App()
+  let listenSocket: unknown = null
+  let inFlight = 0
+  let draining: (() => void) | null = null
+  const done = () => { inFlight--; if (inFlight === 0 && draining !== null) draining() }
+
+  app.get('/livez', res => { res.writeHeader('content-type', 'application/json').end('{"status":"ok"}') })
+  app.get('/readyz', res => {
+    let aborted = false
+    res.onAborted(() => { aborted = true })
+    opts.readiness().catch((err: Error) => ({ ok: false, checks: { service: err.message } })).then(r => {
+      if (aborted) return
+      res.cork(() => {
+        res.writeStatus(r.ok ? '200 OK' : '503 Service Unavailable').writeHeader('content-type', 'application/json')
+          .end(JSON.stringify({ status: r.ok ? 'ready' : 'not_ready', checks: r.checks }))
+      })
+    })
+  })
+
+  app.any('/*', (res, req) => {
+    inFlight++
+    const started = performance.now()
+    let aborted = false
+    let ended = false
+    let ex: Exchange | null = null
+    let status = 0
+    res.onAborted(() => { aborted = true; ex?.abort(); if (!ended) { ended = true; done() } })
+
+    // Everything needed from `req` is copied now: it is invalid after this callback returns.
+    const method = req.getCaseSensitiveMethod()
+    const url = req.getUrl()
+    const query = req.getQuery()
+    const headers: Array<[string, string]> = []
+    let contentLength = -1
+    let clCount = 0
+    let te: string | null = null
+    let host = ''
+    let xff: string | null = null
+    let requestId: string | null = null
+    let connection: string | null = null
+    req.forEach((k, v) => {
+      switch (k) {
+        case 'content-length': clCount++; contentLength = /^\d{1,15}$/.test(v) ? Number(v) : -2; break
+        case 'transfer-encoding': te = v.toLowerCase(); break
+        case 'host': host = v; break
+        case 'x-forwarded-for': xff = xff === null ? v : `${xff}, ${v}`; break
+        case 'x-request-id': requestId = REQUEST_ID.test(v) ? v : null; break
+        case 'connection': connection = v.toLowerCase(); break
+      }
+      headers.push([k, v])
+    })
+    const rid = requestId ?? randomUUID()
+    const remoteIp = Buffer.from(res.getRemoteAddressAsText()).toString()
+
+    const fail = (err: AppError) => {
+      if (aborted || ended) return
+      status = err.status
+      const body = JSON.stringify(errorBody(err, { request_id: rid }))
+      res.cork(() => {
+        res.writeStatus(`${err.status}`).writeHeader('content-type', 'application/json').writeHeader('x-request-id', rid)
+        if (err.headers !== undefined) for (const [k, v] of Object.entries(err.headers)) res.writeHeader(k, v)
+        res.end(body, err.status === 400 || err.status === 413)
+      })
+      finish(null)
+    }
+    const finish = (route: string | null, upstreamMs?: number) => {
+      if (ended) return
+      ended = true
+      done()
+      logger.info({ request_id: rid, method, path: url, route, status, upstream_ms: upstreamMs, ms: Math.round((performance.now() - started) * 100) / 100 }, 'access')
+    }
+
+    // Request smuggling: conflicting or repeated framing is refused outright.
+    if (clCount > 1 || contentLength === -2 || (te !== null && te !== 'chunked')) { fail(badRequest('The request framing is ambiguous or invalid (Content-Length / Transfer-Encoding).')); return }
+
+    const segments = url.length > 1 ? url.slice(1).split('/') : []
+    for (let i = 0; i < segments.length; i++) {
+      const s = segments[i]
+      if (s === '..' || s === '.' || (s.includes('%') && unsafeSegment(s))) { fail(badRequest('The request path contains dot segments or encoded separators.')); return }
+    }
+    const m = table.match(method, segments)
+    if (m === null) { fail(notFound(`No published API matches ${method} ${url}.`)); return }
+    if ('allow' in m) { fail(methodNotAllowed(m.allow, `${method} is not allowed here; use ${m.allow.join(', ')}.`)); return }
+    const route = m.route
+    const hasBody = contentLength > 0 || te === 'chunked'
+    if (hasBody && !route.streaming && contentLength > config.MAX_BODY_BYTES) { fail(payloadTooLarge(`The request body is larger than ${config.MAX_BODY_BYTES} bytes.`)); return }
+
+    const target = buildTargetPath(route, m.params, m.tail) + (query !== undefined && query !== '' ? `?${query}` : '')
+    const info: ClientRequestInfo = {
+      method, headers, host, xff, remoteIp, proto: 'http', requestId: rid,
+      connectionTokens: connection === null ? null : (connection as string).split(',').map(s => s.trim()).filter(s => s !== 'close' && s !== 'keep-alive')
+    }
+    const pool = upstream.pool(route.upstream.hostname, route.upstream.port, route.upstream.protocol === 'https:')
+    const timeoutMs = route.timeoutMs ?? config.UPSTREAM_TIMEOUT_MS
+    const routeName = `${route.collection.base_path} ${route.proxy.path}`
+    let upstreamStart = 0
+
+    // Response side: small answers are gathered and written in one go; others stream with backpressure.
+    let small: Buffer[] | null = null
+    let totalLength = -1
+    let pending: Buffer | null = null
+    let pendingOffset = 0
+    let headWritten = false
+    const writeHead = (st: number, text: string, hs: Array<[string, string]>) => {
+      res.writeStatus(text === '' ? `${st}` : `${st} ${text}`)
+      for (let i = 0; i < hs.length; i++) if (!DROP_RESPONSE.has(hs[i][0])) res.writeHeader(hs[i][0], hs[i][1])
+      res.writeHeader('x-request-id', rid)
+      headWritten = true
+    }
+    let head: { status: number, statusText: string, headers: Array<[string, string]> } | null = null
+    const streamChunk = (chunk: Buffer) => {
+      if (aborted) return
+      if (totalLength >= 0) {
+        const off = res.getWriteOffset()
+        const [ok, fin] = res.tryEnd(chunk, totalLength)
+        if (!ok && !fin) {
+          pending = chunk
+          pendingOffset = off
+          ex?.pause()
+          res.onWritable(o => {
+            if (pending === null) return true
+            const [ok2, fin2] = res.tryEnd(pending.subarray(o - pendingOffset), totalLength)
+            if (ok2 || fin2) { pending = null; ex?.resume() }
+            return ok2
+          })
+        }
+      } else if (!res.write(chunk)) {
+        ex?.pause()
+        res.onWritable(() => { ex?.resume(); return true })
+      }
+    }
+
+    const send = (body: Buffer | null) => {
+      ex = pool.request({
+        head: buildRequestHead(route, info, target, body !== null ? body.length : (hasBody ? (contentLength >= 0 ? contentLength : 'chunked') : 0)),
+        body,
+        streamingBody: body === null && hasBody,
+        noResponseBody: method === 'HEAD',
+        retryable: body !== null || !hasBody,
+        connectTimeoutMs: config.UPSTREAM_CONNECT_TIMEOUT_MS,
+        responseTimeoutMs: timeoutMs,
+        events: {
+          onHead (h, framing, length) {
+            if (aborted) return
+            status = h.status
+            head = h
+            if (framing === 'length' && length <= SMALL_BODY && !route.streaming) { small = []; totalLength = length; return }
+            totalLength = framing === 'length' ? length : -1
+            res.cork(() => {
+              writeHead(h.status, h.statusText, h.headers)
+              if (framing === 'none') {
+                if (method === 'HEAD') {
+                  const cl = h.headers.find(x => x[0] === 'content-length')
+                  res.endWithoutBody(cl !== undefined ? Number(cl[1]) : undefined)
+                } else res.end()
+              }
+            })
+          },
+          onBody (chunk) {
+            if (aborted) return
+            if (small !== null) { small.push(Buffer.from(chunk)); return }
+            res.cork(() => streamChunk(chunk))
+          },
+          onEnd () {
+            if (aborted) { finish(routeName); return }
+            if (small !== null) {
+              const body = small.length === 1 ? small[0] : Buffer.concat(small)
+              const h = head!
+              res.cork(() => { writeHead(h.status, h.statusText, h.headers); res.end(body) })
+            } else if (totalLength < 0 && headWritten) res.cork(() => { res.end() })
+            finish(routeName, Math.round(performance.now() - upstreamStart))
+          },
+          onError (kind, err) {
+            if (aborted) { finish(routeName); return }
+            if (headWritten || (head !== null && small === null)) {
+              // The answer already started: all we can do is cut the connection.
+              status = status || 502
+              res.cork(() => res.close())
+              finish(routeName)
+              return
+            }
+            logger.debug({ request_id: rid, err: err.message, kind }, 'upstream failure')
+            fail(kind === 'timeout' ? gatewayTimeout(`The backend did not answer within ${timeoutMs} ms.`) : badGateway(kind === 'connect' ? 'The backend could not be reached.' : 'The backend gave an invalid answer.'))
+          }
+        }
+      })
+    }
+
+    if (!hasBody) { upstreamStart = performance.now(); send(null); return }
+    if (!route.streaming && contentLength >= 0) {
+      // A buffered body of known size leaves with the head in one write.
+      const body = Buffer.allocUnsafe(contentLength)
+      let at = 0
+      res.onData((ab, last) => {
+        const chunk = Buffer.from(ab)
+        if (at + chunk.length > contentLength) { fail(badRequest('The request body is longer than its Content-Length.')); return }
+        chunk.copy(body, at)
+        at += chunk.length
+        if (last && !ended) { upstreamStart = performance.now(); send(body.subarray(0, at)) }
+      })
+      return
+    }
+    // Streamed request body (streaming proxies, or chunked uploads): pause the client while the backend is slow.
+    let received = 0
+    upstreamStart = performance.now()
+    send(null)
+    const exchange = ex as Exchange | null
+    if (exchange !== null) exchange.onDrain = () => { if (!aborted) res.resume() }
+    res.onData((ab, last) => {
+      received += ab.byteLength
+      if (!route.streaming && received > config.MAX_BODY_BYTES) { ex?.abort(); fail(payloadTooLarge(`The request body is larger than ${config.MAX_BODY_BYTES} bytes.`)); return }
+      // The chunk's memory is reused after this callback: copy it.
+      const ok = (ex as Exchange | null)?.writeBody(Buffer.from(ab.slice(0)), last) ?? true
+      if (!ok && !last) res.pause()
+    })
+  })
+
+  return {
+    get inFlight () { return inFlight },
+    setRoutes (collections, proxies) {
+      // Built aside and swapped in one assignment: a request sees the old table or the new, never a mix.
+      table = compileRouteTable(collections, proxies, env, warn)
+    },
+    async listen () {
+      return await new Promise((resolve, reject) => {
+        app.listen(config.HOST, config.PORT, ls => {
+          if (ls === false) { reject(new Error(`The gateway could not listen on ${config.HOST}:${config.PORT}.`)); return }
+          listenSocket = ls
+          resolve({ port: uWS.us_socket_local_port(ls) })
+        })
+      })
+    },
+    async close () {
+      if (listenSocket !== null) { uWS.us_listen_socket_close(listenSocket as any); listenSocket = null }
+      if (inFlight > 0) {
+        await new Promise<void>(resolve => {
+          const timer = setTimeout(resolve, config.SHUTDOWN_TIMEOUT_MS)
+          draining = () => { clearTimeout(timer); resolve() }
+        })
+      }
+      app.close()
+      upstream.close()
+    }
+  }
+}
+
+function unsafeSegment (s: string): boolean {
+  let d: string
+  try { d = decodeURIComponent(s) } catch { return true }
+  return d === '.' || d === '..' || d.includes('/') || d.includes('\\') || d.includes('\0')
+}

@@ -1,0 +1,58 @@
+/** Builds the upstream request head from the client's headers and the route (one string, written once). */
+import type { CompiledRoute } from './route-table.js'
+
+/** Never forwarded: hop-by-hop headers, and what the gateway sets or consumes itself. */
+const DROP = new Set([
+  'connection', 'keep-alive', 'proxy-connection', 'proxy-authenticate', 'proxy-authorization', 'te', 'trailer',
+  'transfer-encoding', 'upgrade', 'host', 'content-length', 'authorization', 'x-client-id', 'x-profile-id',
+  'x-forwarded-for', 'x-forwarded-proto', 'x-forwarded-host', 'x-request-id', 'expect'
+])
+
+export interface ClientRequestInfo {
+  method: string
+  headers: Array<[string, string]>
+  /** Extra names the client listed in Connection (hop-by-hop by declaration). */
+  connectionTokens: string[] | null
+  host: string
+  xff: string | null
+  remoteIp: string
+  proto: 'http' | 'https'
+  requestId: string
+}
+
+export function buildTargetPath (route: CompiledRoute, params: string[], tail: string): string {
+  let out = route.upstream.basePath
+  const parts = route.targetParts
+  for (let i = 0; i < parts.length; i++) {
+    const p = parts[i]
+    if (typeof p === 'string') {
+      // '/' before an empty wildcard tail is dropped: /files/* with nothing after maps to the bare prefix.
+      if (p === '/' && tail === '' && i + 1 < parts.length && typeof parts[i + 1] === 'object' && 'wildcard' in (parts[i + 1] as object)) continue
+      out += p
+    } else if ('param' in p) {
+      const idx = route.paramNames.indexOf(p.param)
+      out += idx >= 0 ? params[idx] : ''
+    } else out += tail
+  }
+  return out === '' ? '/' : out
+}
+
+export function buildRequestHead (route: CompiledRoute, info: ClientRequestInfo, pathAndQuery: string, bodyLength: number | 'chunked' | 0): string {
+  let head = `${info.method} ${pathAndQuery} HTTP/1.1\r\nhost: ${route.upstream.hostHeader}\r\n`
+  const extraDrop = info.connectionTokens
+  for (let i = 0; i < info.headers.length; i++) {
+    const [k, v] = info.headers[i]
+    if (DROP.has(k) || route.addHeaderNames.has(k)) continue
+    if (extraDrop !== null && extraDrop.includes(k)) continue
+    head += `${k}: ${v}\r\n`
+  }
+  for (let i = 0; i < route.addHeaders.length; i++) head += `${route.addHeaders[i][0]}: ${route.addHeaders[i][1]}\r\n`
+  head += `x-forwarded-for: ${info.xff === null ? info.remoteIp : `${info.xff}, ${info.remoteIp}`}\r\n` +
+    `x-forwarded-proto: ${info.proto}\r\nx-forwarded-host: ${info.host}\r\nx-request-id: ${info.requestId}\r\n`
+  if (bodyLength === 'chunked') head += 'transfer-encoding: chunked\r\n'
+  else if (bodyLength > 0 || info.method === 'POST' || info.method === 'PUT' || info.method === 'PATCH') head += `content-length: ${bodyLength}\r\n`
+  return head + '\r\n'
+}
+
+/** Response headers that describe the upstream connection, not the answer. */
+export const DROP_RESPONSE = new Set(['connection', 'keep-alive', 'proxy-connection', 'transfer-encoding', 'upgrade', 'te', 'trailer', 'content-length', 'date'])

@@ -1,0 +1,181 @@
+/**
+ * The gateway's route table, compiled once per configuration change and
+ * swapped in one assignment (fastify style: per-route state built up front,
+ * nothing resolved per request).
+ *
+ *   collections by base_path (longest prefix on a segment boundary)
+ *     └─ segment trie:  static child  >  {param} child  >  trailing /* leaf
+ *          └─ leaf: method -> CompiledRoute
+ */
+import type { Collection, HeaderSpec, HttpMethod, Proxy } from '../../common/types.js'
+
+export interface CompiledRoute {
+  proxy: Proxy
+  collection: Collection
+  /** Names of the path's params in order of their segments. */
+  paramNames: string[]
+  /** Upstream origin pieces, parsed once. */
+  upstream: { protocol: 'http:' | 'https:', hostname: string, port: number, hostHeader: string, basePath: string }
+  /** Target path split on params and the wildcard, for cheap substitution. */
+  targetParts: Array<string | { param: string } | { wildcard: true }>
+  /** Collection then proxy headers (proxy wins), env references resolved; lower-case names. */
+  addHeaders: Array<[string, string]>
+  addHeaderNames: Set<string>
+  timeoutMs: number | null
+  streaming: boolean
+  /** Later stages (client auth, limits, validation, workflow) hang here; null costs one check. */
+  stages: null
+}
+
+interface TrieNode {
+  statics: Map<string, TrieNode>
+  param: TrieNode | null
+  wildcard: Map<string, CompiledRoute> | null
+  leaf: Map<string, CompiledRoute> | null
+}
+
+interface CollectionEntry { basePath: string, segments: string[], root: TrieNode }
+
+export interface Match { route: CompiledRoute, params: string[], tail: string }
+export type MatchResult = Match | { allow: string[] } | null
+
+const node = (): TrieNode => ({ statics: new Map(), param: null, wildcard: null, leaf: null })
+
+export interface RouteTable {
+  size: number
+  match (method: string, pathSegments: string[]): MatchResult
+}
+
+export function compileRouteTable (collections: Collection[], proxies: Proxy[], env: Readonly<Record<string, string | undefined>>, warn: (msg: string, data: object) => void): RouteTable {
+  const byId = new Map<string, CollectionEntry & { collection: Collection }>()
+  for (const c of collections) {
+    if (c.status !== 'active') continue
+    byId.set(c.id, { collection: c, basePath: c.base_path, segments: c.base_path.split('/').filter(Boolean), root: node() })
+  }
+  let size = 0
+  for (const p of proxies) {
+    if (p.status !== 'published') continue
+    const entry = byId.get(p.collection_id)
+    if (entry === undefined) continue
+    const route = compileRoute(entry.collection, p, env, warn)
+    if (route === null) continue
+    let n = entry.root
+    const segs = p.path.split('/').filter(Boolean)
+    let wildcard = false
+    for (const s of segs) {
+      if (s === '*') { wildcard = true; break }
+      if (s.startsWith('{') && s.endsWith('}')) n = n.param ??= node()
+      else {
+        let next = n.statics.get(s)
+        if (next === undefined) n.statics.set(s, next = node())
+        n = next
+      }
+    }
+    const slot = wildcard ? (n.wildcard ??= new Map()) : (n.leaf ??= new Map())
+    for (const m of p.methods) slot.set(m, route)
+    size++
+  }
+  // Longest base path first, so the first prefix hit is the most specific.
+  const entries = [...byId.values()].sort((a, b) => b.segments.length - a.segments.length)
+  return {
+    size,
+    match (method, segments) {
+      let allow: string[] | null = null
+      for (const e of entries) {
+        if (!prefixMatches(e.segments, segments)) continue
+        const params: string[] = []
+        const found = walk(e.root, segments, e.segments.length, params, method)
+        if (found === null) continue
+        if ('allow' in found) { allow ??= found.allow; continue }
+        return found
+      }
+      return allow === null ? null : { allow }
+    }
+  }
+}
+
+function prefixMatches (prefix: string[], segments: string[]): boolean {
+  if (prefix.length > segments.length) return false
+  for (let i = 0; i < prefix.length; i++) if (prefix[i] !== segments[i]) return false
+  return true
+}
+
+/** Depth-first with precedence static > param > wildcard; backtracks when a branch has no route. */
+function walk (n: TrieNode, segs: string[], i: number, params: string[], method: string): Match | { allow: string[] } | null {
+  let allow: { allow: string[] } | null = null
+  if (i === segs.length) {
+    if (n.leaf !== null) {
+      const r = n.leaf.get(method) ?? (method === 'HEAD' ? n.leaf.get('GET') : undefined)
+      if (r !== undefined) return { route: r, params: params.slice(), tail: '' }
+      allow = { allow: [...n.leaf.keys()] }
+    }
+  } else {
+    const s = n.statics.get(segs[i])
+    if (s !== undefined) {
+      const m = walk(s, segs, i + 1, params, method)
+      if (m !== null && !('allow' in m)) return m
+      allow ??= m
+    }
+    if (n.param !== null && segs[i] !== '') {
+      params.push(segs[i])
+      const m = walk(n.param, segs, i + 1, params, method)
+      params.pop()
+      if (m !== null && !('allow' in m)) return m
+      allow ??= m
+    }
+  }
+  if (n.wildcard !== null) {
+    const r = n.wildcard.get(method) ?? (method === 'HEAD' ? n.wildcard.get('GET') : undefined)
+    if (r !== undefined) return { route: r, params: params.slice(), tail: segs.slice(i).join('/') }
+    allow ??= { allow: [...n.wildcard.keys()] }
+  }
+  return allow
+}
+
+function compileRoute (c: Collection, p: Proxy, env: Readonly<Record<string, string | undefined>>, warn: (msg: string, data: object) => void): CompiledRoute | null {
+  let url: URL
+  try { url = new URL(c.upstream_url) } catch { warn('collection upstream_url is not a URL; its proxies are not served', { collection_id: c.id }); return null }
+  const protocol = url.protocol === 'https:' ? 'https:' : 'http:'
+  const port = url.port !== '' ? Number(url.port) : protocol === 'https:' ? 443 : 80
+  const headers = new Map<string, string>()
+  const add = (list: HeaderSpec[], owner: string) => {
+    for (const h of list) {
+      const name = h.name.toLowerCase()
+      if ('env' in h) {
+        const v = env[h.env]
+        if (v === undefined) { warn('header references an unset environment variable; the header is omitted', { owner, header: h.name, env: h.env }); continue }
+        headers.set(name, v)
+      } else headers.set(name, h.value)
+    }
+  }
+  add(c.headers, `collection ${c.id}`)
+  add(p.headers, `proxy ${p.id}`)
+  return {
+    proxy: p,
+    collection: c,
+    paramNames: [...p.path.matchAll(/\{([^/}]+)\}/g)].map(m => m[1]),
+    upstream: { protocol, hostname: url.hostname.replace(/^\[|\]$/g, ''), port, hostHeader: url.host, basePath: url.pathname.replace(/\/$/, '') },
+    targetParts: splitTarget(p.target_path),
+    addHeaders: [...headers.entries()],
+    addHeaderNames: new Set(headers.keys()),
+    timeoutMs: p.timeout_ms,
+    streaming: p.streaming,
+    stages: null
+  }
+}
+
+function splitTarget (target: string): CompiledRoute['targetParts'] {
+  const parts: CompiledRoute['targetParts'] = []
+  const re = /\{([^/}]+)\}|\/\*$/g
+  let last = 0
+  for (const m of target.matchAll(re)) {
+    if (m.index > last) parts.push(target.slice(last, m.index))
+    if (m[1] !== undefined) parts.push({ param: m[1] })
+    else { parts.push('/'); parts.push({ wildcard: true }) }
+    last = m.index + m[0].length
+  }
+  if (last < target.length) parts.push(target.slice(last))
+  return parts
+}
+
+export const HTTP_METHODS: readonly HttpMethod[] = ['GET', 'POST', 'PUT', 'DELETE', 'PATCH']

@@ -1,0 +1,234 @@
+/**
+ * A lean keep-alive HTTP/1.1 client for forwarding. Per origin it keeps idle
+ * sockets for reuse; each socket has its listeners attached once and hands
+ * bytes to whichever exchange currently owns it (no per-request listener churn).
+ *
+ *   exchange ─ acquire ─> idle socket? ──yes──> write head(+body)
+ *                              └─no──> connect (connect timeout) ─┘
+ *   socket data ─> ResponseParser ─> onHead / onBody / onEnd ─> release (keep-alive) or destroy
+ */
+import net from 'node:net'
+import tls from 'node:tls'
+import { ResponseParser, type ResponseHead } from './response-parser.js'
+
+export interface ExchangeEvents {
+  onHead (head: ResponseHead, framing: 'none' | 'length' | 'chunked' | 'close', length: number): void
+  onBody (chunk: Buffer): void
+  onEnd (): void
+  /** kind: 'connect' (never reached), 'timeout' (no answer in time), 'protocol' (bad answer or cut short). */
+  onError (kind: 'connect' | 'timeout' | 'protocol', err: Error): void
+}
+
+export interface ExchangeOptions {
+  head: string
+  /** Whole body known up front (or null for none). */
+  body: Buffer | null
+  /** The body follows through write(); sent with chunked framing unless the head declares a length. */
+  streamingBody: boolean
+  noResponseBody: boolean
+  /** Safe to resend on a fresh connection when a reused one was found closed. */
+  retryable: boolean
+  connectTimeoutMs: number
+  responseTimeoutMs: number
+  events: ExchangeEvents
+}
+
+interface PooledSocket { socket: net.Socket, owner: Exchange | null, reused: boolean }
+
+export class OriginPool {
+  private readonly idle: PooledSocket[] = []
+  constructor (readonly host: string, readonly port: number, readonly secure: boolean, readonly servername: string, private readonly maxIdle: number) {}
+
+  request (opts: ExchangeOptions): Exchange {
+    const ex = new Exchange(this, opts)
+    ex.start()
+    return ex
+  }
+
+  acquire (): PooledSocket | null {
+    while (this.idle.length > 0) {
+      const ps = this.idle.pop()!
+      if (!ps.socket.destroyed && ps.socket.readyState === 'open') { ps.reused = true; return ps }
+    }
+    return null
+  }
+
+  connect (onReady: (ps: PooledSocket) => void, onFail: (err: Error) => void, timeoutMs: number): PooledSocket {
+    const socket = this.secure
+      ? tls.connect({ host: this.host, port: this.port, servername: net.isIP(this.servername) === 0 ? this.servername : undefined })
+      : net.connect({ host: this.host, port: this.port })
+    const ps: PooledSocket = { socket, owner: null, reused: false }
+    socket.setNoDelay(true)
+    const timer = setTimeout(() => { socket.destroy(new Error(`connect timeout after ${timeoutMs} ms`)) }, timeoutMs)
+    const ready = () => { clearTimeout(timer); socket.off('error', fail); wire(this, ps); onReady(ps) }
+    const fail = (err: Error) => { clearTimeout(timer); onFail(err) }
+    socket.once(this.secure ? 'secureConnect' : 'connect', ready)
+    socket.once('error', fail)
+    return ps
+  }
+
+  release (ps: PooledSocket): void {
+    ps.owner = null
+    if (this.idle.length >= this.maxIdle || ps.socket.destroyed) { ps.socket.destroy(); return }
+    this.idle.push(ps)
+  }
+
+  close (): void {
+    for (const ps of this.idle.splice(0)) ps.socket.destroy()
+  }
+}
+
+function wire (pool: OriginPool, ps: PooledSocket): void {
+  ps.socket.setKeepAlive(true, 30_000)
+  ps.socket.on('data', (buf: Buffer) => {
+    if (ps.owner !== null) ps.owner.data(buf)
+    else ps.socket.destroy() // bytes on an idle connection: not reusable
+  })
+  ps.socket.on('end', () => { if (ps.owner !== null) ps.owner.eof() })
+  ps.socket.on('error', (err: Error) => { if (ps.owner !== null) ps.owner.socketError(err) })
+  ps.socket.on('close', () => { if (ps.owner !== null) ps.owner.socketError(new Error('upstream connection closed')) })
+  ps.socket.on('drain', () => { ps.owner?.drained() })
+}
+
+export class Exchange {
+  private ps: PooledSocket | null = null
+  private parser: ResponseParser
+  private timer: NodeJS.Timeout | null = null
+  private gotBytes = false
+  private sentBody = false
+  private bodyEnded = false
+  private finished = false
+  private retried = false
+  private pendingBody: Array<{ chunk: Buffer, last: boolean }> = []
+  private chunkedOut: boolean
+  onDrain: (() => void) | null = null
+
+  constructor (private readonly pool: OriginPool, private readonly o: ExchangeOptions) {
+    this.parser = this.newParser()
+    this.chunkedOut = o.streamingBody && !/\r\ncontent-length:/i.test(o.head)
+  }
+
+  private newParser (): ResponseParser {
+    return new ResponseParser({
+      onHead: (h, f, l) => { this.clearTimer(); this.o.events.onHead(h, f, l) },
+      onBody: c => this.o.events.onBody(c),
+      onEnd: reusable => this.complete(reusable)
+    }, this.o.noResponseBody)
+  }
+
+  start (): void {
+    const ps = this.pool.acquire()
+    if (ps !== null) { this.attach(ps); return }
+    this.pool.connect(p => { if (this.finished) this.pool.release(p); else this.attach(p) },
+      err => this.fail('connect', err), this.o.connectTimeoutMs)
+  }
+
+  private attach (ps: PooledSocket): void {
+    this.ps = ps
+    ps.owner = this
+    this.timer = setTimeout(() => this.fail('timeout', new Error(`no answer within ${this.o.responseTimeoutMs} ms`)), this.o.responseTimeoutMs)
+    // Head and a known body leave in one write.
+    if (this.o.body !== null && this.o.body.length > 0) {
+      ps.socket.write(Buffer.concat([Buffer.from(this.o.head, 'latin1'), this.o.body]))
+    } else ps.socket.write(this.o.head, 'latin1')
+    if (this.pendingBody.length > 0) {
+      for (const p of this.pendingBody.splice(0)) this.writeBody(p.chunk, p.last)
+      this.onDrain?.()
+    }
+  }
+
+  /** Streams a request body chunk; returns false when the caller should wait for onDrain. */
+  writeBody (chunk: Buffer, last: boolean): boolean {
+    if (this.finished) return true
+    if (this.ps === null) { this.pendingBody.push({ chunk, last }); return this.pendingBody.length < 16 }
+    this.sentBody = true
+    if (last) this.bodyEnded = true
+    const s = this.ps.socket
+    let ok = true
+    if (this.chunkedOut) {
+      if (chunk.length > 0) ok = s.write(`${chunk.length.toString(16)}\r\n`) && s.write(chunk) && s.write('\r\n')
+      if (last) ok = s.write('0\r\n\r\n') && ok
+    } else if (chunk.length > 0) ok = s.write(chunk)
+    return ok
+  }
+
+  drained (): void { this.onDrain?.() }
+
+  pause (): void { this.ps?.socket.pause() }
+  resume (): void { this.ps?.socket.resume() }
+
+  /** The client went away: drop the upstream connection. */
+  abort (): void {
+    if (this.finished) return
+    this.finished = true
+    this.clearTimer()
+    if (this.ps !== null) { this.ps.owner = null; this.ps.socket.destroy() }
+  }
+
+  data (buf: Buffer): void {
+    this.gotBytes = true
+    try { this.parser.push(buf) } catch (err) { this.fail('protocol', err as Error) }
+  }
+
+  eof (): void {
+    try { this.parser.eof() } catch (err) { this.fail('protocol', err as Error) }
+  }
+
+  socketError (err: Error): void {
+    if (this.finished) return
+    // A reused keep-alive socket the peer had already closed: resend once on a new one.
+    if (!this.gotBytes && this.ps?.reused === true && this.o.retryable && !this.sentBody && !this.retried) {
+      this.retried = true
+      this.clearTimer()
+      this.ps.owner = null
+      this.ps.socket.destroy()
+      this.ps = null
+      this.parser = this.newParser()
+      this.start()
+      return
+    }
+    if (this.parser.closeDelimited) { this.eof(); return }
+    this.fail(this.gotBytes ? 'protocol' : (this.ps === null ? 'connect' : 'protocol'), err)
+  }
+
+  private complete (reusable: boolean): void {
+    if (this.finished) return
+    this.finished = true
+    this.clearTimer()
+    const ps = this.ps
+    this.ps = null
+    if (ps !== null) {
+      ps.socket.resume()
+      if (reusable && (!this.o.streamingBody || this.bodyEnded)) this.pool.release(ps)
+      else { ps.owner = null; ps.socket.destroy() }
+    }
+    this.o.events.onEnd()
+  }
+
+  private fail (kind: 'connect' | 'timeout' | 'protocol', err: Error): void {
+    if (this.finished) return
+    this.finished = true
+    this.clearTimer()
+    if (this.ps !== null) { this.ps.owner = null; this.ps.socket.destroy(); this.ps = null }
+    this.o.events.onError(kind, err)
+  }
+
+  private clearTimer (): void {
+    if (this.timer !== null) { clearTimeout(this.timer); this.timer = null }
+  }
+}
+
+/** One pool per upstream origin. */
+export class UpstreamClient {
+  private readonly pools = new Map<string, OriginPool>()
+  constructor (private readonly maxIdle: number) {}
+
+  pool (host: string, port: number, secure: boolean): OriginPool {
+    const key = `${secure ? 's' : 'p'}:${host}:${port}`
+    let p = this.pools.get(key)
+    if (p === undefined) this.pools.set(key, p = new OriginPool(host, port, secure, host, this.maxIdle))
+    return p
+  }
+
+  close (): void { for (const p of this.pools.values()) p.close() }
+}

@@ -1,0 +1,67 @@
+/** A gateway on port 0 plus record factories, and a recording backend on 127.0.0.1. */
+import http from 'node:http'
+import type { AddressInfo } from 'node:net'
+import { loadConfig } from '../../src/main/config/config.js'
+import { createGateway, type Gateway } from '../../src/main/gateway/index.js'
+import type { Collection, Proxy } from '../../src/common/types.js'
+import { silentLogger } from './db.js'
+
+interface T { teardown (fn: () => unknown): void }
+
+let seq = 0
+export function collection (over: Partial<Collection> = {}): Collection {
+  seq++
+  return {
+    id: `c${seq}`, name: `c${seq}`, description: '', base_path: `/c${seq}`, upstream_url: 'http://127.0.0.1:9', status: 'active',
+    headers: [], auth_required: false, version: 1, created_at: '', updated_at: '', ...over
+  }
+}
+export function proxy (c: Collection, over: Partial<Proxy> = {}): Proxy {
+  seq++
+  return {
+    id: `p${seq}`, collection_id: c.id, name: `p${seq}`, description: '', methods: ['GET'], path: '/', target_path: '/', headers: [],
+    parameters: [], request_schema: null, response_schema: null, streaming: false, status: 'published', workflow_enabled: false,
+    workflow: null, workflow_id: `w${seq}`, timeout_ms: null, version: 1, created_at: '', updated_at: '', ...over
+  }
+}
+
+export async function startGateway (t: T, env: Record<string, string> = {}, conf: Record<string, string> = {}): Promise<{ gateway: Gateway, url: string, port: number }> {
+  const config = loadConfig({ PORT: '0', HOST: '127.0.0.1', LOG_LEVEL: 'silent', SHUTDOWN_TIMEOUT_MS: '3000', ...conf })
+  const gateway = createGateway({ config, logger: silentLogger, readiness: async () => ({ ok: true, checks: { database: 'ok' } }), env })
+  const { port } = await gateway.listen()
+  t.teardown(async () => { await gateway.close() })
+  return { gateway, url: `http://127.0.0.1:${port}`, port }
+}
+
+export interface Seen { method: string, url: string, headers: http.IncomingHttpHeaders, body: string }
+
+export async function startBackend (t: T, handler?: (req: http.IncomingMessage, res: http.ServerResponse, body: Buffer) => void): Promise<{ url: string, seen: Seen[], server: http.Server }> {
+  const seen: Seen[] = []
+  const server = http.createServer((req, res) => {
+    const chunks: Buffer[] = []
+    req.on('data', c => chunks.push(c))
+    req.on('end', () => {
+      const body = Buffer.concat(chunks)
+      seen.push({ method: req.method!, url: req.url!, headers: req.headers, body: body.toString() })
+      if (handler !== undefined) { handler(req, res, body); return }
+      res.writeHead(200, { 'content-type': 'application/json', 'x-backend': 'yes' })
+      res.end(JSON.stringify({ method: req.method, url: req.url, body: body.toString() }))
+    })
+  })
+  await new Promise<void>(resolve => server.listen(0, '127.0.0.1', resolve))
+  t.teardown(async () => { server.closeAllConnections(); await new Promise(resolve => server.close(resolve)) })
+  return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, seen, server }
+}
+
+/** Sends raw bytes and returns what came back before the server closed or went quiet. */
+export async function rawRequest (port: number, raw: string, quietMs = 400): Promise<string> {
+  const net = await import('node:net')
+  return await new Promise(resolve => {
+    const s = net.connect(port, '127.0.0.1', () => s.write(raw))
+    let out = ''
+    s.on('data', d => { out += d.toString() })
+    s.setTimeout(quietMs, () => { s.destroy(); resolve(out) })
+    s.on('close', () => resolve(out))
+    s.on('error', () => resolve(out))
+  })
+}
