@@ -1,0 +1,59 @@
+/**
+ * Process entry: read configuration, open the store, start the management and
+ * gateway listeners, keep the gateway's route table in step with the store.
+ *
+ *   env ──> config ──> store (pg | embedded) ──> management listener (node:http)
+ *                          │                         │ writes
+ *                          └── routing snapshot <────┘ onConfigChange / poll
+ *                                   │
+ *                                   └──> gateway listener (uWebSockets.js)
+ */
+import { loadConfig, ConfigError, type Config } from './config/config.js'
+
+const REQUIRED_ABI = '115' // the uWebSockets.js build in use ships a Node 20 binary only
+
+function boot (): Readonly<Config> {
+  if (process.versions.modules !== REQUIRED_ABI) {
+    process.stderr.write(`Gatehouse needs Node.js 20 (module ABI ${REQUIRED_ABI}); this is Node.js ${process.versions.node}.\n`)
+    process.exit(1)
+  }
+  try {
+    return loadConfig(process.env)
+  } catch (err) {
+    if (err instanceof ConfigError) {
+      for (const line of err.lines) process.stderr.write(`configuration error: ${line}\n`)
+      process.exit(1)
+    }
+    throw err
+  }
+}
+
+const config = boot()
+// uWebSockets.js reads its header limit when it loads: large JWTs need more than its 4 KiB default.
+process.env.UWS_HTTP_MAX_HEADERS_SIZE ??= '16384'
+const { start } = await import('./server.js')
+const { createLogger } = await import('./logger.js')
+const logger = createLogger(config)
+let service: Awaited<ReturnType<typeof start>>
+try {
+  service = await start(config, { logger })
+} catch (err) {
+  logger.fatal({ err }, 'Gatehouse could not start')
+  logger.flush()
+  process.stderr.write(`Gatehouse could not start: ${(err as Error).message}\n`)
+  process.exit(1)
+}
+
+let stopping = false
+const stop = (signal: string) => {
+  if (stopping) return
+  stopping = true
+  logger.info({ signal }, 'shutting down: no new requests; in-flight requests may finish')
+  service.close().then(() => { logger.info('stopped'); logger.flush(); process.exit(0) }, err => {
+    logger.error({ err }, 'shutdown failed')
+    logger.flush()
+    process.exit(1)
+  })
+}
+process.on('SIGTERM', () => stop('SIGTERM'))
+process.on('SIGINT', () => stop('SIGINT'))

@@ -1,0 +1,119 @@
+/**
+ * Wires the service together and owns its lifetime: store, shared state, event
+ * hub, management listener, gateway listener, route-table reloads, shutdown.
+ */
+import type { Config } from './config/config.js'
+import { createLogger, type Logger } from './logger.js'
+import { openStore, type Store } from './store/index.js'
+import { loadRoutingSnapshot, configVersion } from './store/routing.js'
+import { createSharedState } from './cache/shared-state.js'
+import { createEventHub } from './events/hub.js'
+import { handleEventStream } from './events/sse.js'
+import { createAuth } from './auth/verifier.js'
+import { createManagementServer } from './management/server.js'
+import { createGateway, type Gateway, type ReadyReport } from './gateway/index.js'
+
+export interface Service {
+  gatewayPort: number
+  managementPort: number
+  store: Store
+  logger: Logger
+  reloadRoutes (): Promise<void>
+  /** Signs a management token with the local issuer (null when OIDC is configured). */
+  issueToken: ((sub: string, role: 'viewer' | 'editor' | 'admin') => Promise<string>) | null
+  close (): Promise<void>
+}
+
+export interface StartOptions {
+  logger?: Logger
+  /** Prefix for Redis keys and channels (lets several deployments share one Redis). */
+  keyPrefix?: string
+}
+
+export async function start (config: Readonly<Config>, opts: StartOptions = {}): Promise<Service> {
+  const logger = opts.logger ?? createLogger(config)
+  const env = Object.freeze({ ...process.env })
+  const store = await openStore(config, logger)
+  const shared = createSharedState({ config, logger, keyPrefix: opts.keyPrefix })
+  const hub = createEventHub({ config, logger, redis: shared.redis, keyPrefix: opts.keyPrefix })
+
+  const readiness = async (): Promise<ReadyReport> => {
+    const checks: Record<string, string> = {}
+    checks.database = await store.ping().then(() => 'ok', (err: Error) => `unreachable: ${err.message}`)
+    if (config.CACHE_TYPE === 'redis') {
+      checks.redis = await shared.redis!.ping().then(() => 'ok', (err: Error) => `unreachable: ${err.message}`)
+    }
+    return { ok: Object.values(checks).every(v => v === 'ok'), checks }
+  }
+
+  const gateway = createGateway({ config, logger, readiness, env })
+  const routes = routeReloader(store, gateway, logger)
+  await routes.reload()
+
+  const auth = await createAuth(config, logger)
+  const management = createManagementServer({
+    config, logger, store, auth, events: hub, readiness,
+    onConfigChange: () => { routes.reload().catch(() => {}) }
+  })
+  management.router.add('GET', '/api/v1/events/stream', async ctx => {
+    await handleEventStream(ctx.req, ctx.res, hub, { pingIntervalMs: config.SSE_PING_INTERVAL_MS })
+    return undefined
+  }, { role: 'viewer' })
+
+  const [{ port: managementPort }, { port: gatewayPort }] = await Promise.all([management.listen(), gateway.listen()])
+  logger.info({ store: store.kind, data_dir: store.kind === 'embedded' ? config.DATA_DIR : undefined, cache: config.CACHE_TYPE },
+    `store: ${store.kind === 'embedded' ? `embedded (PGlite) in ${config.DATA_DIR}` : 'PostgreSQL'}; cache: ${config.CACHE_TYPE}`)
+  logger.info(`gateway listening on http://${config.HOST}:${gatewayPort}`)
+  logger.info(`management API listening on http://${config.MANAGEMENT_HOST}:${managementPort}/api/v1`)
+  if (auth.mode === 'local') {
+    logger.info('management tokens come from the built-in local issuer: npm run token -- --sub alice --role admin')
+  } else logger.info({ issuer: auth.issuer }, 'management tokens are verified against the configured OIDC issuer')
+
+  // Instances without a shared cache still converge: each polls the store's change counter.
+  const poll = setInterval(() => { routes.pollOnce().catch(() => {}) }, config.CONFIG_POLL_INTERVAL_MS)
+  poll.unref()
+
+  let closing: Promise<void> | undefined
+  const close = async () => {
+    closing ??= (async () => {
+      clearInterval(poll)
+      await Promise.allSettled([gateway.close(), management.close()])
+      await Promise.allSettled([hub.close(), shared.close()])
+      await store.close()
+      logger.flush()
+    })()
+    return await closing
+  }
+  const local = auth.local
+  const issueToken = local === null ? null : async (sub: string, role: 'viewer' | 'editor' | 'admin') => await local.sign({ sub, role })
+  return { gatewayPort, managementPort, store, logger, reloadRoutes: routes.reload, issueToken, close }
+}
+
+/** Serialises reloads and coalesces bursts: at most one running and one pending. */
+function routeReloader (store: Store, gateway: Pick<Gateway, 'setRoutes'>, logger: Logger) {
+  let current = -1
+  let running: Promise<void> | null = null
+  let again = false
+  const once = async (): Promise<void> => {
+    const snap = await loadRoutingSnapshot(store)
+    gateway.setRoutes(snap.collections, snap.proxies)
+    current = snap.version
+  }
+  const reload = async (): Promise<void> => {
+    if (running) { again = true; return await running }
+    running = (async () => {
+      try {
+        do { again = false; await once() } while (again)
+      } catch (err) {
+        logger.warn({ err }, 'route table reload failed; serving the previous table')
+        throw err
+      } finally { running = null }
+    })()
+    return await running
+  }
+  const pollOnce = async () => {
+    const v = await configVersion(store)
+    if (v !== current) await reload()
+  }
+  return { reload, pollOnce }
+}
