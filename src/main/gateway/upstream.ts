@@ -129,7 +129,11 @@ export class Exchange {
     this.timer = setTimeout(() => this.fail('timeout', new Error(`no answer within ${this.o.responseTimeoutMs} ms`)), this.o.responseTimeoutMs)
     // Head and a known body leave in one write.
     if (this.o.body !== null && this.o.body.length > 0) {
-      ps.socket.write(Buffer.concat([Buffer.from(this.o.head, 'latin1'), this.o.body]))
+      // Corked: head and body leave in one writev, without concatenating them.
+      ps.socket.cork()
+      ps.socket.write(this.o.head, 'latin1')
+      ps.socket.write(this.o.body)
+      ps.socket.uncork()
     } else ps.socket.write(this.o.head, 'latin1')
     if (this.pendingBody.length > 0) {
       for (const p of this.pendingBody.splice(0)) this.writeBody(p.chunk, p.last)

@@ -1,0 +1,24 @@
+// Runs the compiled gateway with one published proxy to the bench backend, on one event loop.
+import { loadConfig } from '../dist/src/main/config/config.js'
+import { createGateway } from '../dist/src/main/gateway/index.js'
+import { createLogger } from '../dist/src/main/logger.js'
+
+const [port, backendPort] = process.argv.slice(2).map(Number)
+const config = loadConfig({ PORT: String(port), HOST: '127.0.0.1', LOG_LEVEL: 'warn' })
+const logger = createLogger(config)
+const gateway = createGateway({ config, logger, readiness: async () => ({ ok: true, checks: {} }) })
+const now = new Date().toISOString()
+const collection = {
+  id: 'bench', name: 'bench', description: '', base_path: '/api', upstream_url: `http://127.0.0.1:${backendPort}`,
+  status: 'active', headers: [{ name: 'x-team', value: 'bench' }], auth_required: false, version: 1, created_at: now, updated_at: now
+}
+const proxy = {
+  id: 'bench-p', collection_id: 'bench', name: 'items', description: '', methods: ['GET', 'POST'], path: '/items/{id}', target_path: '/items/{id}',
+  headers: [], parameters: [], request_schema: null, response_schema: null, streaming: false, status: 'published', workflow_enabled: false,
+  workflow: null, workflow_id: 'w', timeout_ms: null, version: 1, created_at: now, updated_at: now
+}
+gateway.setRoutes([collection], [proxy])
+await gateway.listen()
+process.stdout.write('ready\n')
+process.on('SIGTERM', () => { gateway.close().then(() => process.exit(0)) })
+process.on('SIGINT', () => { gateway.close().then(() => process.exit(0)) })
