@@ -161,3 +161,32 @@ t.test('two instances on one PostgreSQL and one Redis', async t => {
   await waitFor(async () => (await fetch(`http://127.0.0.1:${b.gatewayPort}/shared/x`, { headers: { connection: 'close' } })).status === 200, 'route on instance B')
   t.equal(backend.seen.at(-1)!.url, '/y')
 })
+
+t.test('/readyz reports 503 on both listeners while PostgreSQL is unreachable; nothing crashes', async t => {
+  const url = await createTestDatabase(t)
+  const config = loadConfig({ DATABASE_URL: url, PORT: '0', HOST: '127.0.0.1', MANAGEMENT_PORT: '0', LOG_LEVEL: 'silent', DATA_DIR: await createTempDir(t), DB_QUERY_TIMEOUT_MS: '2000' })
+  const s = await start(config, { logger: silentLogger })
+  t.teardown(() => s.close())
+  const probe = async (port: number, path: string) => {
+    const r = await fetch(`http://127.0.0.1:${port}${path}`, { headers: { connection: 'close' } })
+    return { status: r.status, body: await r.json() as any }
+  }
+  t.equal((await probe(s.gatewayPort, '/readyz')).status, 200)
+  // Take the database away under the running service.
+  const pg = (await import('pg')).default
+  const admin = new pg.Client({ connectionString: url.replace(/\/[^/]+$/, '/test') })
+  await admin.connect()
+  await admin.query(`DROP DATABASE ${new URL(url).pathname.slice(1)} WITH (FORCE)`)
+  await admin.end()
+  for (const port of [s.gatewayPort, s.managementPort]) {
+    const r = await probe(port, '/readyz')
+    t.equal(r.status, 503)
+    t.equal(r.body.status, 'not_ready')
+    t.match(r.body.checks.database, /unreachable/)
+    t.equal((await probe(port, '/livez')).status, 200, 'still alive')
+  }
+  const token = await s.issueToken!('alice', 'admin')
+  const r = await api(`http://127.0.0.1:${s.managementPort}/api/v1`, token, 'GET', '/collections')
+  t.equal(r.status, 503, 'a request needing the database fails cleanly')
+  t.equal(r.body.error.code, 'service_unavailable')
+})

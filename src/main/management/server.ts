@@ -4,10 +4,10 @@
  */
 import http, { type IncomingMessage, type ServerResponse } from 'node:http'
 import type { AddressInfo } from 'node:net'
-import { AppError, errorBody, forbidden, invalidJson, payloadTooLarge, toAppError, unsupportedMediaType } from '../../common/errors.js'
+import { AppError, errorBody, forbidden, invalidJson, payloadTooLarge, serviceUnavailable, toAppError, unsupportedMediaType } from '../../common/errors.js'
 import type { Config } from '../config/config.js'
 import type { Logger } from '../logger.js'
-import type { Store } from '../store/types.js'
+import { isDatabaseUnavailable, type Store } from '../store/types.js'
 import type { EventSink } from '../events/types.js'
 import { hasRole } from '../auth/roles.js'
 import type { Auth } from '../auth/verifier.js'
@@ -111,8 +111,10 @@ async function handle (router: Router, deps: ManagementDeps, req: IncomingMessag
     status = reply.status
     send(res, reply.status, reply.body, reply.headers)
   } catch (err) {
-    const e = toAppError(err)
-    if (!(err instanceof AppError)) deps.logger.error({ err }, 'management request failed')
+    const unavailable = !(err instanceof AppError) && isDatabaseUnavailable(err)
+    const e = unavailable ? serviceUnavailable('The database is unavailable; retry shortly.', 5) : toAppError(err)
+    if (unavailable) deps.logger.warn({ err: (err as Error).message }, 'management request failed: database unavailable')
+    else if (!(err instanceof AppError)) deps.logger.error({ err }, 'management request failed')
     status = e.status
     if (!res.headersSent) send(res, e.status, errorBody(e), e.headers)
     else res.destroy()

@@ -23,3 +23,13 @@ export const UNIQUE_VIOLATION = '23505'
 export function isUniqueViolation (err: unknown): boolean {
   return typeof err === 'object' && err !== null && (err as { code?: string }).code === UNIQUE_VIOLATION
 }
+
+const UNAVAILABLE_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE', 'ENOTFOUND', '57P01', '57P02', '57P03', '3D000', '08000', '08003', '08006', '08001', '08004', '53300'])
+
+/** True when an error means the database cannot be reached right now (not a bad query). */
+export function isDatabaseUnavailable (err: unknown): boolean {
+  if (typeof err !== 'object' || err === null) return false
+  const e = err as { code?: string, message?: string }
+  if (e.code !== undefined && UNAVAILABLE_CODES.has(e.code)) return true
+  return /Connection terminated|timeout exceeded when trying to connect|Query read timeout|the embedded store is closed|PGlite is closed/i.test(e.message ?? '')
+}
