@@ -84,8 +84,10 @@ export function createGateway (opts: GatewayOptions): Gateway {
     let xff: string | null = null
     let requestId: string | null = null
     let connection: string | null = null
+    let contentType: string | undefined
     req.forEach((k, v) => {
       switch (k) {
+        case 'content-type': contentType = v; break
         case 'content-length': clCount++; contentLength = /^\d{1,15}$/.test(v) ? Number(v) : -2; break
         case 'transfer-encoding': te = v.toLowerCase(); break
         case 'host': host = v; break
@@ -131,7 +133,7 @@ export function createGateway (opts: GatewayOptions): Gateway {
     const hasBody = contentLength > 0 || te === 'chunked'
     if (hasBody && !route.streaming && contentLength > config.MAX_BODY_BYTES) { fail(payloadTooLarge(`The request body is larger than ${config.MAX_BODY_BYTES} bytes.`)); return }
 
-    const target = buildTargetPath(route, m.params, m.tail) + (query !== undefined && query !== '' ? `?${query}` : '')
+    let target = ''
     const info: ClientRequestInfo = {
       method, headers, host, xff, remoteIp, proto: 'http', requestId: rid,
       connectionTokens: connection === null ? null : (connection as string).split(',').map(s => s.trim()).filter(s => s !== 'close' && s !== 'keep-alive')
@@ -232,24 +234,42 @@ export function createGateway (opts: GatewayOptions): Gateway {
       })
     }
 
-    if (!hasBody) { upstreamStart = performance.now(); send(null); return }
-    if (!route.streaming && contentLength >= 0) {
-      // A buffered body of known size leaves with the head in one write.
-      const body = Buffer.allocUnsafe(contentLength)
+    // Validation (when the proxy declares parameters or a schema) runs before anything is forwarded.
+    const validator = route.validator
+    const proceed = (body: Buffer | null): boolean => {
+      let q = query ?? ''
+      if (validator !== null) {
+        const r = validator.validate({ params: m.params, paramNames: route.paramNames, query: q, contentType, body })
+        if (r instanceof AppError) { fail(r); return false }
+        q = r.query
+      }
+      target = buildTargetPath(route, m.params, m.tail) + (q !== '' ? `?${q}` : '')
+      upstreamStart = performance.now()
+      send(body)
+      return true
+    }
+
+    if (!hasBody) { proceed(null); return }
+    if (!route.streaming && (contentLength >= 0 || validator?.needsBody === true)) {
+      // A buffered body (known size, or needed for validation) leaves with the head in one write.
+      const chunks: Buffer[] = []
       let at = 0
       res.onData((ab, last) => {
-        const chunk = Buffer.from(ab)
-        if (at + chunk.length > contentLength) { fail(badRequest('The request body is longer than its Content-Length.')); return }
-        chunk.copy(body, at)
-        at += chunk.length
-        if (last && !ended) { upstreamStart = performance.now(); send(body.subarray(0, at)) }
+        if (ended) return
+        at += ab.byteLength
+        if ((contentLength >= 0 && at > contentLength) || at > config.MAX_BODY_BYTES) {
+          fail(at > config.MAX_BODY_BYTES ? payloadTooLarge(`The request body is larger than ${config.MAX_BODY_BYTES} bytes.`) : badRequest('The request body is longer than its Content-Length.'))
+          return
+        }
+        // The chunk's memory is reused after this callback: copy it.
+        chunks.push(Buffer.from(Buffer.from(ab)))
+        if (last) proceed(chunks.length === 1 ? chunks[0] : Buffer.concat(chunks, at))
       })
       return
     }
     // Streamed request body (streaming proxies, or chunked uploads): pause the client while the backend is slow.
     let received = 0
-    upstreamStart = performance.now()
-    send(null)
+    if (!proceed(null)) return
     const exchange = ex as Exchange | null
     if (exchange !== null) exchange.onDrain = () => { if (!aborted) res.resume() }
     res.onData((ab, last) => {

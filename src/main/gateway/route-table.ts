@@ -8,6 +8,7 @@
  *          └─ leaf: method -> CompiledRoute
  */
 import type { Collection, HeaderSpec, HttpMethod, Proxy } from '../../common/types.js'
+import { compileRequestValidator, type CompiledValidator } from '../access/request-validation.js'
 
 export interface CompiledRoute {
   proxy: Proxy
@@ -23,8 +24,8 @@ export interface CompiledRoute {
   addHeaderNames: Set<string>
   timeoutMs: number | null
   streaming: boolean
-  /** Later stages (client auth, limits, validation, workflow) hang here; null costs one check. */
-  stages: null
+  /** Parameter and body validation; null when the proxy declares neither (one check per request). */
+  validator: CompiledValidator | null
 }
 
 interface TrieNode {
@@ -150,6 +151,12 @@ function compileRoute (c: Collection, p: Proxy, env: Readonly<Record<string, str
   }
   add(c.headers, `collection ${c.id}`)
   add(p.headers, `proxy ${p.id}`)
+  let validator: CompiledValidator | null
+  try { validator = compileRequestValidator(p) } catch (err) {
+    // Fail closed: a proxy whose schema cannot be compiled is not served.
+    warn('proxy request_schema does not compile; the proxy is not served', { proxy_id: p.id, err: (err as Error).message })
+    return null
+  }
   return {
     proxy: p,
     collection: c,
@@ -160,7 +167,7 @@ function compileRoute (c: Collection, p: Proxy, env: Readonly<Record<string, str
     addHeaderNames: new Set(headers.keys()),
     timeoutMs: p.timeout_ms,
     streaming: p.streaming,
-    stages: null
+    validator
   }
 }
 

@@ -1,0 +1,61 @@
+import t from 'tap'
+import { collection, proxy, startBackend, startGateway } from '../../helpers/gateway.js'
+
+const call = async (url: string, init: RequestInit = {}) => {
+  const res = await fetch(url, { ...init, headers: { connection: 'close', ...(init.headers as Record<string, string> ?? {}) } })
+  const text = await res.text()
+  return { status: res.status, body: text.startsWith('{') ? JSON.parse(text) : text }
+}
+
+t.test('declared parameters and request_schema are enforced before the backend', async t => {
+  const backend = await startBackend(t)
+  const { gateway, url } = await startGateway(t, {}, { MAX_BODY_BYTES: '2000' })
+  const c = collection({ base_path: '/shop', upstream_url: backend.url })
+  gateway.setRoutes([c], [
+    proxy(c, {
+      methods: ['GET'], path: '/orders/{id}', target_path: '/orders/{id}',
+      parameters: [
+        { name: 'id', location: 'path', type: 'integer', required: true },
+        { name: 'limit', location: 'query', type: 'integer', required: false, default: 10 },
+        { name: 'verbose', location: 'query', type: 'boolean', required: false },
+        { name: 'region', location: 'query', type: 'string', required: true }
+      ]
+    }),
+    proxy(c, {
+      methods: ['POST'], path: '/orders', target_path: '/orders',
+      request_schema: { type: 'object', required: ['item', 'qty'], additionalProperties: false, properties: { item: { type: 'string' }, qty: { type: 'integer', minimum: 1 } } }
+    })
+  ])
+
+  let r = await call(`${url}/shop/orders/12?region=eu`)
+  t.equal(r.status, 200)
+  t.equal(backend.seen.at(-1)!.url, '/orders/12?region=eu&limit=10', 'defaults are added before forwarding')
+  r = await call(`${url}/shop/orders/12?region=eu&limit=3&verbose=true`)
+  t.equal(backend.seen.at(-1)!.url, '/orders/12?region=eu&limit=3&verbose=true')
+
+  const before = backend.seen.length
+  r = await call(`${url}/shop/orders/abc?limit=x&verbose=maybe`)
+  t.equal(r.status, 400)
+  t.equal(r.body.error.code, 'validation_failed')
+  t.same(r.body.error.details.map((d: any) => d.field).sort(), ['path.id', 'query.limit', 'query.region', 'query.verbose'])
+  t.type(r.body.request_id, 'string')
+
+  r = await call(`${url}/shop/orders`, { method: 'POST', body: JSON.stringify({ item: 'pen', qty: 2 }), headers: { 'content-type': 'application/json' } })
+  t.equal(r.status, 200)
+  t.equal(backend.seen.at(-1)!.body, '{"item":"pen","qty":2}')
+  const n = backend.seen.length
+  r = await call(`${url}/shop/orders`, { method: 'POST', body: JSON.stringify({ item: 5, qty: 0, extra: true }), headers: { 'content-type': 'application/json' } })
+  t.equal(r.status, 400)
+  t.same(r.body.error.details.map((d: any) => d.field).sort(), ['body.extra', 'body.item', 'body.qty'])
+  r = await call(`${url}/shop/orders`, { method: 'POST', body: '{"item":', headers: { 'content-type': 'application/json' } })
+  t.equal(r.status, 400)
+  t.equal(r.body.error.code, 'invalid_json')
+  r = await call(`${url}/shop/orders`, { method: 'POST', body: 'item=pen', headers: { 'content-type': 'application/x-www-form-urlencoded' } })
+  t.equal(r.status, 415)
+  r = await call(`${url}/shop/orders`, { method: 'POST', headers: { 'content-type': 'application/json' } })
+  t.equal(r.status, 400, 'a required body is missing')
+  r = await call(`${url}/shop/orders`, { method: 'POST', body: JSON.stringify({ item: 'x'.repeat(3000), qty: 1 }), headers: { 'content-type': 'application/json' } })
+  t.equal(r.status, 413)
+  t.equal(backend.seen.length, n, 'no invalid request reached the backend')
+  t.equal(n - before, 1)
+})
