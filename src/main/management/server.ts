@@ -14,6 +14,7 @@ import type { Auth } from '../auth/verifier.js'
 import { Router, validateWith, type RequestContext } from './router.js'
 import { registerCollectionRoutes } from './collections-routes.js'
 import { registerProxyRoutes } from './proxies-routes.js'
+import { registerWorkflowRoutes } from './workflow-routes.js'
 
 export interface ReadyReport { ok: boolean, checks: Record<string, string> }
 
@@ -61,6 +62,7 @@ export function createManagementServer (deps: ManagementDeps): ManagementServer 
   }), { public: true })
   registerCollectionRoutes(router, deps)
   registerProxyRoutes(router, deps)
+  registerWorkflowRoutes(router, deps)
 
   const server = http.createServer((req, res) => { handle(router, deps, req, res).catch(() => {}) })
   server.keepAliveTimeout = 5000

@@ -1,0 +1,60 @@
+import t from 'tap'
+import { startManagement } from '../../helpers/management.js'
+import { STORE_KINDS } from '../../helpers/db.js'
+
+const def = (triggers: string[]) => ({
+  nodes: [
+    ...triggers.map((type, i) => ({ id: `t${i}`, name: `trigger${i}`, type, settings: {} })),
+    { id: 'r', name: 'reply', type: 'response_node', settings: { status: 200, body: 'ok' } }
+  ],
+  edges: triggers.map((_, i) => ({ id: `e${i}`, source: `t${i}`, target: 'r' }))
+})
+
+for (const kind of STORE_KINDS) {
+  t.test(`saving workflows (${kind})`, async t => {
+    const m = await startManagement(t, kind)
+    const c = (await m.call('POST', '/api/v1/collections', { body: { name: 'w', base_path: '/w', upstream_url: 'http://127.0.0.1:9' } })).body
+    const p = (await m.call('POST', '/api/v1/proxies', { body: { collection_id: c.id, name: 'p', methods: ['POST'], path: '/p' } })).body
+    m.events.length = 0
+
+    let r = await m.call('PUT', `/api/v1/proxies/${p.id}/workflow`, { role: 'viewer', body: { enabled: true } })
+    t.equal(r.status, 403, 'viewers cannot edit workflows')
+
+    r = await m.call('PUT', `/api/v1/proxies/${p.id}/workflow`, { role: 'editor', body: { enabled: true } })
+    t.equal(r.status, 200, 'enabling with no definition seeds a default instead of failing')
+    t.equal(r.body.workflow_enabled, true)
+    t.same(r.body.workflow.nodes.map((n: any) => n.type), ['http_trigger', 'response_node'])
+    t.match(m.events.at(-1), { resource_kind: 'proxy_workflow', proxy_id: p.id, definition_changed: true, enabled_changed: true, workflow_enabled: true, actor_sub: 'editor-user' })
+
+    r = await m.call('PUT', `/api/v1/proxies/${p.id}/workflow`, { body: { workflow: def(['http_trigger', 'manual_trigger']) } })
+    t.equal(r.status, 400, 'two triggers on an enabled workflow are refused')
+    t.equal(r.body.error.code, 'validation_failed')
+    t.match(r.body.error.message, /exactly one entry trigger/)
+    t.match(r.body.error.details[0], { node_id: 't1', field: 'type' })
+    r = await m.call('PUT', `/api/v1/proxies/${p.id}/workflow`, { body: { workflow: def([]) } })
+    t.equal(r.status, 400, 'no trigger is refused too')
+    t.equal((await m.call('GET', `/api/v1/proxies/${p.id}`)).body.workflow.nodes.length, 2, 'a refused save changes nothing')
+    t.equal(m.events.length, 1, 'a refused save emits nothing')
+
+    r = await m.call('PUT', `/api/v1/proxies/${p.id}/workflow`, { body: { enabled: false } })
+    t.equal(r.status, 200)
+    t.match(m.events.at(-1), { definition_changed: false, enabled_changed: true, workflow_enabled: false })
+    r = await m.call('PUT', `/api/v1/proxies/${p.id}/workflow`, { body: { workflow: def([]) } })
+    t.equal(r.status, 200, 'a disabled workflow can be saved while incomplete')
+    t.match(m.events.at(-1), { definition_changed: true, enabled_changed: false, workflow_enabled: false })
+    r = await m.call('PUT', `/api/v1/proxies/${p.id}/workflow`, { body: { enabled: true } })
+    t.equal(r.status, 400, 'and cannot be enabled until it has its trigger')
+
+    r = await m.call('POST', `/api/v1/proxies/${p.id}/workflow/validate`, { body: { workflow: def(['cron_trigger']) } })
+    t.same(r.body, { valid: true, errors: [] })
+    r = await m.call('POST', `/api/v1/proxies/${p.id}/workflow/validate`, { body: { workflow: { nodes: [{ id: 'a', name: 'a', type: 'teleport' }], edges: [{ source: 'a', target: 'zz' }] } } })
+    t.equal(r.body.valid, false)
+    t.ok(r.body.errors.length > 0)
+    const n = m.events.length
+    r = await m.call('GET', `/api/v1/proxies/${p.id}/workflow`, { role: 'viewer' })
+    t.equal(r.status, 200)
+    t.equal(m.events.length, n, 'validation and reads emit nothing')
+    r = await m.call('PUT', '/api/v1/proxies/missing/workflow', { body: { enabled: true } })
+    t.equal(r.status, 404)
+  })
+}
