@@ -5,13 +5,16 @@
  */
 import { randomUUID } from 'node:crypto'
 import uWS from 'uWebSockets.js'
-import { AppError, badRequest, errorBody, gatewayTimeout, badGateway, methodNotAllowed, notFound, payloadTooLarge } from '../../common/errors.js'
+import { AppError, badRequest, errorBody, gatewayTimeout, badGateway, methodNotAllowed, notFound, payloadTooLarge, serviceUnavailable, unauthorized } from '../../common/errors.js'
 import type { Collection, Proxy } from '../../common/types.js'
 import type { Config } from '../config/config.js'
 import type { Logger } from '../logger.js'
 import { compileRouteTable, type RouteTable } from './route-table.js'
 import { buildRequestHead, buildTargetPath, DROP_RESPONSE, type ClientRequestInfo } from './request-head.js'
 import { UpstreamClient, type Exchange } from './upstream.js'
+import { createProfileAuthenticator, type ProfileSnapshot } from '../access/profile-auth.js'
+import { applyPolicy, type PolicySnapshot } from '../access/policy-limits.js'
+import type { RateLimiter } from '../cache/types.js'
 
 export interface ReadyReport { ok: boolean, checks: Record<string, string> }
 
@@ -21,6 +24,14 @@ export interface GatewayOptions {
   readiness: () => Promise<ReadyReport>
   /** Snapshot of the environment for header references (default: process.env at creation). */
   env?: Readonly<Record<string, string | undefined>>
+  /** Clients, profiles and policies for collections with auth_required (absent: such calls get 401). */
+  access?: GatewayAccess
+}
+
+export interface GatewayAccess {
+  profiles (): ReadonlyMap<string, ProfileSnapshot>
+  policies (): ReadonlyMap<string, PolicySnapshot>
+  limiter: RateLimiter
 }
 
 export interface Gateway {
@@ -49,6 +60,16 @@ export function createGateway (opts: GatewayOptions): Gateway {
   let inFlight = 0
   let draining: (() => void) | null = null
   const done = () => { inFlight--; if (inFlight === 0 && draining !== null) draining() }
+  const authenticator = createProfileAuthenticator()
+  const access = opts.access
+  const checkAccess = async (collectionId: string, method: string, authorization: string | undefined, clientId: string | undefined,
+    profileId: string | undefined, remoteIp: string): Promise<{ headers: Array<[string, string]>, error: AppError | null }> => {
+    if (access === undefined) return { headers: [], error: unauthorized('This API requires client credentials.') }
+    const who = await authenticator.authenticate(access.profiles(), { collectionId, method, authorization, clientId, profileId, remoteIp })
+    if (who instanceof AppError) return { headers: [], error: who }
+    if (who.policy_id === null) return { headers: [], error: null }
+    return await applyPolicy(access.limiter, access.policies().get(who.policy_id), who.profile_id)
+  }
 
   app.get('/livez', res => { res.writeHeader('content-type', 'application/json').end('{"status":"ok"}') })
   app.get('/readyz', res => {
@@ -85,6 +106,9 @@ export function createGateway (opts: GatewayOptions): Gateway {
     let requestId: string | null = null
     let connection: string | null = null
     let contentType: string | undefined
+    let authorization: string | undefined
+    let clientId: string | undefined
+    let profileId: string | undefined
     req.forEach((k, v) => {
       switch (k) {
         case 'content-type': contentType = v; break
@@ -94,10 +118,14 @@ export function createGateway (opts: GatewayOptions): Gateway {
         case 'x-forwarded-for': xff = xff === null ? v : `${xff}, ${v}`; break
         case 'x-request-id': requestId = REQUEST_ID.test(v) ? v : null; break
         case 'connection': connection = v.toLowerCase(); break
+        case 'authorization': authorization = v; break
+        case 'x-client-id': clientId = v; break
+        case 'x-profile-id': profileId = v; break
       }
       headers.push([k, v])
     })
     const rid = requestId ?? randomUUID()
+    let limitHeaders: Array<[string, string]> = []
     const remoteIp = Buffer.from(res.getRemoteAddressAsText()).toString()
 
     const fail = (err: AppError) => {
@@ -107,6 +135,7 @@ export function createGateway (opts: GatewayOptions): Gateway {
       res.cork(() => {
         res.writeStatus(`${err.status}`).writeHeader('content-type', 'application/json').writeHeader('x-request-id', rid)
         if (err.headers !== undefined) for (const [k, v] of Object.entries(err.headers)) res.writeHeader(k, v)
+        for (let i = 0; i < limitHeaders.length; i++) res.writeHeader(limitHeaders[i][0], limitHeaders[i][1])
         res.end(body, err.status === 400 || err.status === 413)
       })
       finish(null)
@@ -132,6 +161,25 @@ export function createGateway (opts: GatewayOptions): Gateway {
     const route = m.route
     const hasBody = contentLength > 0 || te === 'chunked'
     if (hasBody && !route.streaming && contentLength > config.MAX_BODY_BYTES) { fail(payloadTooLarge(`The request body is larger than ${config.MAX_BODY_BYTES} bytes.`)); return }
+    // Client authentication and the profile's policy, for collections that require them.
+    let gate: Promise<AppError | null> | null = null
+    if (route.collection.auth_required) {
+      gate = checkAccess(route.collection.id, method, authorization, clientId, profileId, remoteIp).then(r => {
+        limitHeaders = r.headers
+        return r.error
+      }, (err: Error) => {
+        logger.error({ err, request_id: rid }, 'gateway access check failed')
+        return serviceUnavailable('Access could not be checked; retry shortly.', 1)
+      })
+    }
+    const gated = (go: () => void) => {
+      if (gate === null) { go(); return }
+      gate.then(err => {
+        if (aborted || ended) return
+        if (err !== null) fail(err)
+        else go()
+      })
+    }
 
     let target = ''
     const info: ClientRequestInfo = {
@@ -153,6 +201,7 @@ export function createGateway (opts: GatewayOptions): Gateway {
       res.writeStatus(text === '' ? `${st}` : `${st} ${text}`)
       for (let i = 0; i < hs.length; i++) if (!DROP_RESPONSE.has(hs[i][0])) res.writeHeader(hs[i][0], hs[i][1])
       res.writeHeader('x-request-id', rid)
+      for (let i = 0; i < limitHeaders.length; i++) res.writeHeader(limitHeaders[i][0], limitHeaders[i][1])
       headWritten = true
     }
     let head: { status: number, statusText: string, headers: Array<[string, string]> } | null = null
@@ -249,7 +298,7 @@ export function createGateway (opts: GatewayOptions): Gateway {
       return true
     }
 
-    if (!hasBody) { proceed(null); return }
+    if (!hasBody) { gated(() => proceed(null)); return }
     if (!route.streaming && (contentLength >= 0 || validator?.needsBody === true)) {
       // A buffered body (known size, or needed for validation) leaves with the head in one write.
       const chunks: Buffer[] = []
@@ -263,21 +312,40 @@ export function createGateway (opts: GatewayOptions): Gateway {
         }
         // The chunk's memory is reused after this callback: copy it.
         chunks.push(Buffer.from(Buffer.from(ab)))
-        if (last) proceed(chunks.length === 1 ? chunks[0] : Buffer.concat(chunks, at))
+        if (last) { const body = chunks.length === 1 ? chunks[0] : Buffer.concat(chunks, at); gated(() => proceed(body)) }
       })
       return
     }
     // Streamed request body (streaming proxies, or chunked uploads): pause the client while the backend is slow.
     let received = 0
-    if (!proceed(null)) return
-    const exchange = ex as Exchange | null
-    if (exchange !== null) exchange.onDrain = () => { if (!aborted) res.resume() }
+    let bodyOpen = false
+    // uWS misbehaves when resume() meets a socket that is not paused: track it.
+    let clientPaused = false
+    const pauseClient = () => { if (!clientPaused) { clientPaused = true; res.pause() } }
+    const resumeClient = () => { if (clientPaused && !aborted) { clientPaused = false; res.resume() } }
+    const early: Array<{ chunk: Buffer, last: boolean }> = []
+    const forward = (chunk: Buffer, last: boolean): boolean => {
+      const ok = (ex as Exchange | null)?.writeBody(chunk, last) ?? true
+      if (!ok && !last) pauseClient()
+      return ok
+    }
     res.onData((ab, last) => {
+      if (ended) return
       received += ab.byteLength
       if (!route.streaming && received > config.MAX_BODY_BYTES) { ex?.abort(); fail(payloadTooLarge(`The request body is larger than ${config.MAX_BODY_BYTES} bytes.`)); return }
       // The chunk's memory is reused after this callback: copy it.
-      const ok = (ex as Exchange | null)?.writeBody(Buffer.from(ab.slice(0)), last) ?? true
-      if (!ok && !last) res.pause()
+      const chunk = Buffer.from(ab.slice(0))
+      if (!bodyOpen) { early.push({ chunk, last }); if (!last) pauseClient(); return }
+      forward(chunk, last)
+    })
+    gated(() => {
+      bodyOpen = true
+      if (!proceed(null)) return
+      const exchange = ex as Exchange | null
+      if (exchange !== null) exchange.onDrain = resumeClient
+      let ok = true
+      for (const e of early.splice(0)) ok = forward(e.chunk, e.last)
+      if (ok) resumeClient()
     })
   })
 
