@@ -12,6 +12,11 @@ import { handleEventStream } from './events/sse.js'
 import { createAuth } from './auth/verifier.js'
 import { createManagementServer } from './management/server.js'
 import { createGateway, type Gateway, type ReadyReport } from './gateway/index.js'
+import { registerObservabilityRoutes } from './management/observability-routes.js'
+import { Metrics } from './observability/metrics.js'
+import { RequestLogWriter } from './observability/request-log.js'
+import type { RequestRecord } from './observability/types.js'
+import { insertRequestLogs, pruneRequestLogs } from './store/request-logs.js'
 
 export interface Service {
   gatewayPort: number
@@ -46,7 +51,12 @@ export async function start (config: Readonly<Config>, opts: StartOptions = {}):
     return { ok: Object.values(checks).every(v => v === 'ok'), checks }
   }
 
-  const gateway = createGateway({ config, logger, readiness, env })
+  const metrics = new Metrics()
+  const requestLog = config.REQUEST_LOG_RETENTION_HOURS > 0
+    ? new RequestLogWriter({ sink: async records => { await insertRequestLogs(store, records) }, logger })
+    : null
+  const observe = (r: RequestRecord) => { metrics.record(r); requestLog?.append(r) }
+  const gateway = createGateway({ config, logger, readiness, env, observe })
   const routes = routeReloader(store, gateway, logger)
   await routes.reload()
 
@@ -55,6 +65,7 @@ export async function start (config: Readonly<Config>, opts: StartOptions = {}):
     config, logger, store, auth, events: hub, readiness,
     onConfigChange: () => { routes.reload().catch(() => {}) }
   })
+  registerObservabilityRoutes(management.router, store, metrics)
   management.router.add('GET', '/api/v1/events/stream', async ctx => {
     await handleEventStream(ctx.req, ctx.res, hub, { pingIntervalMs: config.SSE_PING_INTERVAL_MS })
     return undefined
@@ -72,12 +83,23 @@ export async function start (config: Readonly<Config>, opts: StartOptions = {}):
   // Instances without a shared cache still converge: each polls the store's change counter.
   const poll = setInterval(() => { routes.pollOnce().catch(() => {}) }, config.CONFIG_POLL_INTERVAL_MS)
   poll.unref()
+  // Request log retention: prune hourly (and once at start).
+  const prune = () => {
+    if (requestLog === null) return
+    pruneRequestLogs(store, new Date(Date.now() - config.REQUEST_LOG_RETENTION_HOURS * 3_600_000))
+      .catch((err: Error) => logger.warn({ err: err.message }, 'request log pruning failed'))
+  }
+  prune()
+  const pruneTimer = setInterval(prune, 3_600_000)
+  pruneTimer.unref()
 
   let closing: Promise<void> | undefined
   const close = async () => {
     closing ??= (async () => {
       clearInterval(poll)
+      clearInterval(pruneTimer)
       await Promise.allSettled([gateway.close(), management.close()])
+      await requestLog?.close().catch(() => {})
       await Promise.allSettled([hub.close(), shared.close()])
       await store.close()
       logger.flush()

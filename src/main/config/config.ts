@@ -34,6 +34,7 @@ export interface Config {
   DB_QUERY_TIMEOUT_MS: number
   SECRETS_KEY: string
   SSE_PING_INTERVAL_MS: number
+  REQUEST_LOG_RETENTION_HOURS: number
 }
 
 interface VarSpec { type: 'integer' | 'string', default: unknown, enum?: string[], minimum?: number, maximum?: number, pattern?: string, accepts: string }
@@ -64,7 +65,8 @@ const VARS: Record<keyof Config, VarSpec> = {
   MAX_BODY_BYTES: { type: 'integer', default: 1048576, minimum: 1, maximum: 1073741824, accepts: 'bytes 1-1073741824' },
   DB_QUERY_TIMEOUT_MS: { type: 'integer', default: 10000, minimum: 100, maximum: 600000, accepts: 'milliseconds 100-600000' },
   SECRETS_KEY: { type: 'string', default: '', pattern: '^(|[A-Za-z0-9+/]{43}=)$', accepts: 'base64 of 32 bytes, or empty for a key file in DATA_DIR' },
-  SSE_PING_INTERVAL_MS: { type: 'integer', default: 15000, minimum: 100, maximum: 3600000, accepts: 'milliseconds 100-3600000' }
+  SSE_PING_INTERVAL_MS: { type: 'integer', default: 15000, minimum: 100, maximum: 3600000, accepts: 'milliseconds 100-3600000' },
+  REQUEST_LOG_RETENTION_HOURS: { type: 'integer', default: 72, minimum: 0, maximum: 87600, accepts: 'hours 0-87600 (0 keeps no request log)' }
 }
 
 export class ConfigError extends Error {

@@ -12,7 +12,8 @@ import type { Logger } from '../logger.js'
 import { compileRouteTable, type RouteTable } from './route-table.js'
 import { buildRequestHead, buildTargetPath, DROP_RESPONSE, type ClientRequestInfo } from './request-head.js'
 import { UpstreamClient, type Exchange } from './upstream.js'
-import { createProfileAuthenticator, type ProfileSnapshot } from '../access/profile-auth.js'
+import { createProfileAuthenticator, type Principal, type ProfileSnapshot } from '../access/profile-auth.js'
+import type { RequestRecord } from '../observability/types.js'
 import { applyPolicy, type PolicySnapshot } from '../access/policy-limits.js'
 import type { RateLimiter } from '../cache/types.js'
 
@@ -26,6 +27,8 @@ export interface GatewayOptions {
   env?: Readonly<Record<string, string | undefined>>
   /** Clients, profiles and policies for collections with auth_required (absent: such calls get 401). */
   access?: GatewayAccess
+  /** Called once per finished request (request log, metrics); must not block. */
+  observe?: (r: RequestRecord) => void
 }
 
 export interface GatewayAccess {
@@ -62,13 +65,14 @@ export function createGateway (opts: GatewayOptions): Gateway {
   const done = () => { inFlight--; if (inFlight === 0 && draining !== null) draining() }
   const authenticator = createProfileAuthenticator()
   const access = opts.access
+  const observe = opts.observe
   const checkAccess = async (collectionId: string, method: string, authorization: string | undefined, clientId: string | undefined,
-    profileId: string | undefined, remoteIp: string): Promise<{ headers: Array<[string, string]>, error: AppError | null }> => {
+    profileId: string | undefined, remoteIp: string): Promise<{ headers: Array<[string, string]>, error: AppError | null, principal?: Principal }> => {
     if (access === undefined) return { headers: [], error: unauthorized('This API requires client credentials.') }
     const who = await authenticator.authenticate(access.profiles(), { collectionId, method, authorization, clientId, profileId, remoteIp })
     if (who instanceof AppError) return { headers: [], error: who }
-    if (who.policy_id === null) return { headers: [], error: null }
-    return await applyPolicy(access.limiter, access.policies().get(who.policy_id), who.profile_id)
+    if (who.policy_id === null) return { headers: [], error: null, principal: who }
+    return { ...await applyPolicy(access.limiter, access.policies().get(who.policy_id), who.profile_id), principal: who }
   }
 
   app.get('/livez', res => { res.writeHeader('content-type', 'application/json').end('{"status":"ok"}') })
@@ -140,11 +144,23 @@ export function createGateway (opts: GatewayOptions): Gateway {
       })
       finish(null)
     }
+    let matched: { collection: string, proxy: string } | null = null
+    let principal: Principal | null = null
+    let bytesIn = 0
+    let bytesOut = 0
     const finish = (route: string | null, upstreamMs?: number) => {
       if (ended) return
       ended = true
       done()
-      logger.info({ request_id: rid, method, path: url, route, status, upstream_ms: upstreamMs, ms: Math.round((performance.now() - started) * 100) / 100 }, 'access')
+      const ms = Math.round((performance.now() - started) * 100) / 100
+      logger.info({ request_id: rid, method, path: url, route, status, upstream_ms: upstreamMs, ms }, 'access')
+      if (observe !== undefined) {
+        observe({
+          time: Date.now(), request_id: rid, collection_id: matched?.collection ?? null, proxy_id: matched?.proxy ?? null,
+          client_id: principal?.client_id ?? null, profile_id: principal?.profile_id ?? null, method, path: url, status,
+          duration_ms: ms, upstream_ms: upstreamMs ?? null, bytes_in: bytesIn, bytes_out: bytesOut
+        })
+      }
     }
 
     // Request smuggling: conflicting or repeated framing is refused outright.
@@ -159,6 +175,8 @@ export function createGateway (opts: GatewayOptions): Gateway {
     if (m === null) { fail(notFound(`No published API matches ${method} ${url}.`)); return }
     if ('allow' in m) { fail(methodNotAllowed(m.allow, `${method} is not allowed here; use ${m.allow.join(', ')}.`)); return }
     const route = m.route
+    matched = { collection: route.collection.id, proxy: route.proxy.id }
+    bytesIn = contentLength > 0 ? contentLength : 0
     const hasBody = contentLength > 0 || te === 'chunked'
     if (hasBody && !route.streaming && contentLength > config.MAX_BODY_BYTES) { fail(payloadTooLarge(`The request body is larger than ${config.MAX_BODY_BYTES} bytes.`)); return }
     // Client authentication and the profile's policy, for collections that require them.
@@ -166,6 +184,7 @@ export function createGateway (opts: GatewayOptions): Gateway {
     if (route.collection.auth_required) {
       gate = checkAccess(route.collection.id, method, authorization, clientId, profileId, remoteIp).then(r => {
         limitHeaders = r.headers
+        if (r.principal !== undefined) principal = r.principal
         return r.error
       }, (err: Error) => {
         logger.error({ err, request_id: rid }, 'gateway access check failed')
@@ -255,6 +274,7 @@ export function createGateway (opts: GatewayOptions): Gateway {
           },
           onBody (chunk) {
             if (aborted) return
+            bytesOut += chunk.length
             if (small !== null) { small.push(Buffer.from(chunk)); return }
             res.cork(() => streamChunk(chunk))
           },
@@ -332,6 +352,7 @@ export function createGateway (opts: GatewayOptions): Gateway {
     res.onData((ab, last) => {
       if (ended) return
       received += ab.byteLength
+      bytesIn = received
       if (!route.streaming && received > config.MAX_BODY_BYTES) { ex?.abort(); fail(payloadTooLarge(`The request body is larger than ${config.MAX_BODY_BYTES} bytes.`)); return }
       // The chunk's memory is reused after this callback: copy it.
       const chunk = Buffer.from(ab.slice(0))

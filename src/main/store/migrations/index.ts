@@ -5,9 +5,11 @@
  * avoid int8 columns (they come back as different JS types) and extensions.
  */
 import { m001Core } from './001-core.js'
+import { m004RequestLogs } from './004-request-logs.js'
 
 export interface Migration { version: number, name: string, sql: string }
 
 export const MIGRATIONS: readonly Migration[] = [
-  m001Core
+  m001Core,
+  m004RequestLogs
 ]

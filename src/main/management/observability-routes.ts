@@ -1,0 +1,34 @@
+import { validationFailed } from '../../common/errors.js'
+import type { Metrics } from '../observability/metrics.js'
+import { listRequestLogs } from '../store/request-logs.js'
+import type { Router } from './router.js'
+import type { Store } from '../store/types.js'
+import { pageQuery } from './validation.js'
+
+/** Request log listing, metrics as JSON, and GET /metrics in Prometheus text format. */
+export function registerObservabilityRoutes (router: Router, store: Store, metrics: Metrics): void {
+  router.add('GET', '/api/v1/request-logs', async ctx => {
+    const q = ctx.query
+    const get = (k: string) => q.get(k) ?? undefined
+    const status = get('status')
+    if (status !== undefined && !/^\d{3}$/.test(status)) throw validationFailed('status must be a 3-digit HTTP status.', [{ field: 'status', message: 'must be a 3-digit HTTP status' }])
+    for (const k of ['since', 'until']) {
+      const v = get(k)
+      if (v !== undefined && Number.isNaN(Date.parse(v))) throw validationFailed(`${k} must be an ISO 8601 time.`, [{ field: k, message: 'must be an ISO 8601 time' }])
+    }
+    const page = await listRequestLogs(store, pageQuery(q), {
+      collection_id: get('collection_id'), proxy_id: get('proxy_id'), client_id: get('client_id'), profile_id: get('profile_id'),
+      status: status === undefined ? undefined : Number(status), method: get('method')?.toUpperCase(), since: get('since'), until: get('until')
+    })
+    return { status: 200, body: page }
+  })
+
+  router.add('GET', '/api/v1/metrics', async () => ({ status: 200, body: metrics.snapshot() }))
+
+  // Scrapers rarely carry tokens; the management listener is bound to loopback by default.
+  router.add('GET', '/metrics', async ctx => {
+    const text = metrics.prometheus()
+    ctx.res.writeHead(200, { 'content-type': 'text/plain; version=0.0.4; charset=utf-8', 'content-length': Buffer.byteLength(text) }).end(text)
+    return undefined
+  }, { public: true })
+}

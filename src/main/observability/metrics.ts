@@ -1,0 +1,116 @@
+/**
+ * Per-proxy and per-client request metrics kept in memory: counters since start
+ * (requests, 4xx, 5xx) and latency histograms in one-minute slots, so p50/p95/p99
+ * over the last 1, 5 and 15 minutes come from the last N slots. Rendered as JSON
+ * for the management API and as Prometheus text at GET /metrics.
+ */
+import type { RequestRecord } from './types.js'
+
+// Upper bounds in ms; the last bucket is +Inf.
+export const BUCKETS = [1, 2.5, 5, 10, 25, 50, 100, 250, 500, 1000, 2500, 5000, 10000, 30000]
+const SLOTS = 15
+
+interface Series {
+  requests: number
+  errors4xx: number
+  errors5xx: number
+  sumMs: number
+  /** Cumulative histogram since start (Prometheus). */
+  buckets: number[]
+  /** Per-minute histograms: slot index = minute % SLOTS, with the minute it holds. */
+  slots: Array<{ minute: number, counts: number[] }>
+}
+
+const newSeries = (): Series => ({
+  requests: 0, errors4xx: 0, errors5xx: 0, sumMs: 0, buckets: new Array(BUCKETS.length + 1).fill(0),
+  slots: Array.from({ length: SLOTS }, () => ({ minute: -1, counts: new Array(BUCKETS.length + 1).fill(0) }))
+})
+
+function bucketOf (ms: number): number {
+  for (let i = 0; i < BUCKETS.length; i++) if (ms <= BUCKETS[i]) return i
+  return BUCKETS.length
+}
+
+export interface WindowStats { requests: number, p50: number | null, p95: number | null, p99: number | null }
+
+export class Metrics {
+  private readonly byProxy = new Map<string, Series>()
+  private readonly byClient = new Map<string, Series>()
+  constructor (private readonly now: () => number = Date.now) {}
+
+  record (r: RequestRecord): void {
+    const b = bucketOf(r.duration_ms)
+    const minute = Math.floor(r.time / 60_000)
+    if (r.proxy_id !== null) add(this.byProxy, r.proxy_id, r, b, minute)
+    if (r.client_id !== null) add(this.byClient, r.client_id, r, b, minute)
+  }
+
+  snapshot (): { proxies: Record<string, unknown>, clients: Record<string, unknown> } {
+    const minute = Math.floor(this.now() / 60_000)
+    const view = (m: Map<string, Series>) => Object.fromEntries([...m].map(([id, s]) => [id, {
+      requests: s.requests,
+      errors: { '4xx': s.errors4xx, '5xx': s.errors5xx },
+      latency_ms: { last_1m: windowStats(s, minute, 1), last_5m: windowStats(s, minute, 5), last_15m: windowStats(s, minute, 15) }
+    }]))
+    return { proxies: view(this.byProxy), clients: view(this.byClient) }
+  }
+
+  prometheus (): string {
+    const out: string[] = []
+    const emit = (label: string, m: Map<string, Series>, prefix: string) => {
+      out.push(`# HELP ${prefix}_requests_total Gateway requests by ${label}.`, `# TYPE ${prefix}_requests_total counter`)
+      for (const [id, s] of m) out.push(`${prefix}_requests_total{${label}="${esc(id)}"} ${s.requests}`)
+      out.push(`# HELP ${prefix}_errors_total Gateway error answers by ${label} and class.`, `# TYPE ${prefix}_errors_total counter`)
+      for (const [id, s] of m) {
+        out.push(`${prefix}_errors_total{${label}="${esc(id)}",class="4xx"} ${s.errors4xx}`)
+        out.push(`${prefix}_errors_total{${label}="${esc(id)}",class="5xx"} ${s.errors5xx}`)
+      }
+      out.push(`# HELP ${prefix}_duration_ms Gateway request duration in milliseconds by ${label}.`, `# TYPE ${prefix}_duration_ms histogram`)
+      for (const [id, s] of m) {
+        let cum = 0
+        for (let i = 0; i <= BUCKETS.length; i++) {
+          cum += s.buckets[i]
+          out.push(`${prefix}_duration_ms_bucket{${label}="${esc(id)}",le="${i < BUCKETS.length ? BUCKETS[i] : '+Inf'}"} ${cum}`)
+        }
+        out.push(`${prefix}_duration_ms_sum{${label}="${esc(id)}"} ${s.sumMs}`, `${prefix}_duration_ms_count{${label}="${esc(id)}"} ${s.requests}`)
+      }
+    }
+    emit('proxy_id', this.byProxy, 'gatehouse_proxy')
+    emit('client_id', this.byClient, 'gatehouse_client')
+    return out.join('\n') + '\n'
+  }
+}
+
+const esc = (v: string) => v.replace(/\\/g, '\\\\').replace(/"/g, '\\"').replace(/\n/g, '\\n')
+
+function add (m: Map<string, Series>, id: string, r: RequestRecord, b: number, minute: number): void {
+  let s = m.get(id)
+  if (s === undefined) m.set(id, s = newSeries())
+  s.requests++
+  if (r.status >= 500) s.errors5xx++
+  else if (r.status >= 400) s.errors4xx++
+  s.sumMs += r.duration_ms
+  s.buckets[b]++
+  const slot = s.slots[minute % SLOTS]
+  if (slot.minute !== minute) { slot.minute = minute; slot.counts.fill(0) }
+  slot.counts[b]++
+}
+
+function windowStats (s: Series, minute: number, width: number): WindowStats {
+  const counts = new Array(BUCKETS.length + 1).fill(0)
+  for (const slot of s.slots) {
+    if (slot.minute > minute - width && slot.minute <= minute) for (let i = 0; i < counts.length; i++) counts[i] += slot.counts[i]
+  }
+  const total = counts.reduce((a, b) => a + b, 0)
+  const q = (p: number): number | null => {
+    if (total === 0) return null
+    const rank = Math.ceil(p * total)
+    let cum = 0
+    for (let i = 0; i < counts.length; i++) {
+      cum += counts[i]
+      if (cum >= rank) return i < BUCKETS.length ? BUCKETS[i] : BUCKETS[BUCKETS.length - 1]
+    }
+    return null
+  }
+  return { requests: total, p50: q(0.5), p95: q(0.95), p99: q(0.99) }
+}

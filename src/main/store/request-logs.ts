@@ -1,0 +1,56 @@
+import type { Page } from '../../common/types.js'
+import type { RequestRecord } from '../observability/types.js'
+import { iso, page, type PageQuery } from './rows.js'
+import type { Queryable, Store } from './types.js'
+
+const COLS = ['occurred_at', 'request_id', 'collection_id', 'proxy_id', 'client_id', 'profile_id', 'method', 'path', 'status', 'duration_ms', 'upstream_ms', 'bytes_in', 'bytes_out']
+
+/** One multi-row INSERT per batch. */
+export async function insertRequestLogs (store: Store, records: RequestRecord[]): Promise<void> {
+  if (records.length === 0) return
+  const params: unknown[] = []
+  const rows = records.map(r => {
+    const vals = [new Date(r.time).toISOString(), r.request_id, r.collection_id, r.proxy_id, r.client_id, r.profile_id, r.method,
+      r.path.slice(0, 2048), r.status, r.duration_ms, r.upstream_ms, Math.min(r.bytes_in, 2_000_000_000), Math.min(r.bytes_out, 2_000_000_000)]
+    return `(${vals.map(v => { params.push(v); return `$${params.length}` }).join(', ')})`
+  })
+  await store.query(`INSERT INTO request_logs (${COLS.join(', ')}) VALUES ${rows.join(', ')}`, params)
+}
+
+export interface RequestLogFilter {
+  collection_id?: string, proxy_id?: string, client_id?: string, profile_id?: string, status?: number, method?: string, since?: string, until?: string
+}
+
+export async function listRequestLogs (q: Queryable, pq: PageQuery, f: RequestLogFilter): Promise<Page<Record<string, unknown>>> {
+  const where: string[] = []
+  const params: unknown[] = []
+  const eq = (col: string, v: unknown) => { if (v !== undefined) { params.push(v); where.push(`${col} = $${params.length}`) } }
+  eq('collection_id', f.collection_id)
+  eq('proxy_id', f.proxy_id)
+  eq('client_id', f.client_id)
+  eq('profile_id', f.profile_id)
+  eq('status', f.status)
+  eq('method', f.method)
+  if (f.since !== undefined) { params.push(f.since); where.push(`occurred_at >= $${params.length}`) }
+  if (f.until !== undefined) { params.push(f.until); where.push(`occurred_at < $${params.length}`) }
+  return await page(q, `SELECT * FROM request_logs WHERE ${where.length > 0 ? where.join(' AND ') : 'true'}`, params, pq, (r: any) => ({
+    time: iso(r.occurred_at),
+    request_id: r.request_id,
+    collection_id: r.collection_id,
+    proxy_id: r.proxy_id,
+    client_id: r.client_id,
+    profile_id: r.profile_id,
+    method: r.method,
+    path: r.path,
+    status: Number(r.status),
+    duration_ms: Number(r.duration_ms),
+    upstream_ms: r.upstream_ms === null ? null : Number(r.upstream_ms),
+    bytes_in: Number(r.bytes_in),
+    bytes_out: Number(r.bytes_out)
+  }))
+}
+
+export async function pruneRequestLogs (store: Store, olderThan: Date): Promise<number> {
+  const r = await store.query('DELETE FROM request_logs WHERE occurred_at < $1', [olderThan.toISOString()])
+  return r.rowCount
+}
