@@ -36,6 +36,8 @@ export interface RouteOptions {
   /** Hand the body over unparsed (e.g. multipart uploads). */
   raw?: boolean
   maxBodyBytes?: number
+  /** Audit trail: the resource kind and action of a change when the path does not say them; false: not audited as a change. */
+  audit?: false | { kind?: string, action?: string }
 }
 
 export interface Route { method: string, segments: string[], handler: Handler, opts: RouteOptions, validate: ValidateFunction | null }

@@ -11,10 +11,14 @@ import { isDatabaseUnavailable, type Store } from '../store/types.js'
 import type { EventSink } from '../events/types.js'
 import { hasRole } from '../auth/roles.js'
 import type { Auth } from '../auth/verifier.js'
-import { Router, validateWith, type RequestContext } from './router.js'
+import { Router, validateWith, type Reply, type RequestContext, type Route } from './router.js'
 import { registerCollectionRoutes } from './collections-routes.js'
 import { registerProxyRoutes } from './proxies-routes.js'
 import { registerWorkflowRoutes } from './workflow-routes.js'
+import { registerImportExportRoutes } from './import-export-routes.js'
+import { registerThreadRoutes } from './threads-routes.js'
+import { registerAuditRoutes } from './audit-routes.js'
+import type { AuditTrail } from './audit-trail.js'
 
 export interface ReadyReport { ok: boolean, checks: Record<string, string> }
 
@@ -30,6 +34,8 @@ export interface ManagementDeps {
 
 export interface ManagementServer {
   router: Router
+  /** Where the listener records changes and refusals; the management MCP records its tool calls here too. */
+  audit: AuditTrail
   server: http.Server
   listen (): Promise<{ port: number }>
   close (): Promise<void>
@@ -60,16 +66,20 @@ export function createManagementServer (deps: ManagementDeps): ManagementServer 
       token_command: deps.auth.mode === 'local' ? 'npm run token -- --sub <you> --role <viewer|editor|admin>' : null
     }
   }), { public: true })
+  registerImportExportRoutes(router, deps) // before the collection routes: '/collections/export' is not an ':id'
   registerCollectionRoutes(router, deps)
   registerProxyRoutes(router, deps)
   registerWorkflowRoutes(router, deps)
+  registerThreadRoutes(router, deps)
+  const audit = registerAuditRoutes(router, deps)
 
-  const server = http.createServer((req, res) => { handle(router, deps, req, res).catch(() => {}) })
+  const server = http.createServer((req, res) => { handle(router, deps, audit, req, res).catch(() => {}) })
   server.keepAliveTimeout = 5000
   server.headersTimeout = 30_000
 
   return {
     router,
+    audit,
     server,
     async listen () {
       await new Promise<void>((resolve, reject) => {
@@ -89,13 +99,18 @@ export function createManagementServer (deps: ManagementDeps): ManagementServer 
   }
 }
 
-async function handle (router: Router, deps: ManagementDeps, req: IncomingMessage, res: ServerResponse): Promise<void> {
+async function handle (router: Router, deps: ManagementDeps, audit: AuditTrail, req: IncomingMessage, res: ServerResponse): Promise<void> {
   const started = performance.now()
   const url = new URL(req.url ?? '/', 'http://management')
   let status = 500
+  let route: Route | undefined
+  let ctx: RequestContext | undefined
+  let reply: Reply | undefined
   try {
-    const { route, params } = router.find(req.method ?? 'GET', url.pathname)
-    const ctx: RequestContext = { req, res, params, query: url.searchParams, body: undefined, rawBody: null, user: null, ifMatch: parseIfMatch(req.headers['if-match']) }
+    const found = router.find(req.method ?? 'GET', url.pathname)
+    route = found.route
+    const params = found.params
+    ctx = { req, res, params, query: url.searchParams, body: undefined, rawBody: null, user: null, ifMatch: parseIfMatch(req.headers['if-match']) }
     if (route.opts.public !== true) {
       ctx.user = await deps.auth.verify(req.headers.authorization)
       if (!hasRole(ctx.user.role, route.opts.role ?? 'viewer')) {
@@ -108,7 +123,7 @@ async function handle (router: Router, deps: ManagementDeps, req: IncomingMessag
       else ctx.body = parseJson(req, raw)
       if (route.validate !== null) validateWith(route.validate, ctx.body ?? {})
     }
-    const reply = await route.handler(ctx)
+    reply = await route.handler(ctx)
     if (reply === undefined) { status = res.statusCode; return }
     status = reply.status
     send(res, reply.status, reply.body, reply.headers)
@@ -121,6 +136,7 @@ async function handle (router: Router, deps: ManagementDeps, req: IncomingMessag
     if (!res.headersSent) send(res, e.status, errorBody(e), e.headers)
     else res.destroy()
   } finally {
+    audit.observe({ req, path: url.pathname, route, ctx, status, reply })
     deps.logger.debug({ method: req.method, path: url.pathname, status, ms: Math.round(performance.now() - started) }, 'management request')
   }
 }

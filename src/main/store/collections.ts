@@ -45,7 +45,8 @@ async function assertBasePathFree (q: Queryable, basePath: string, exceptId?: st
 const basePathTaken = (basePath: string, other: string) =>
   conflict(`base_path '${basePath}' is already used by collection '${other}'.`, [{ field: 'base_path', message: `is already used by collection '${other}'` }])
 
-async function insertCollection (q: Queryable, input: CollectionInput): Promise<Collection> {
+/** Inserts a collection (inside a caller's transaction); 409 when its base_path is taken. */
+export async function insertCollection (q: Queryable, input: CollectionInput): Promise<Collection> {
   await assertBasePathFree(q, input.base_path)
   try {
     const { rows } = await q.query(

@@ -6,10 +6,12 @@
  */
 import { m001Core } from './001-core.js'
 import { m004RequestLogs } from './004-request-logs.js'
+import { m003ThreadsAudit } from './003-threads-audit.js'
 
 export interface Migration { version: number, name: string, sql: string }
 
 export const MIGRATIONS: readonly Migration[] = [
   m001Core,
-  m004RequestLogs
+  m004RequestLogs,
+  m003ThreadsAudit
 ]
