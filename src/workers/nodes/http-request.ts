@@ -1,0 +1,125 @@
+/**
+ * http_request_node: method, URL and headers (expressions already evaluated),
+ * timeout_ms, body json | raw | form_data | multipart. Output:
+ * `{ response: { status, headers, body }, timedOut }`; JSON bodies are parsed.
+ * Redirects are followed by hand (at most 5), each hop through the address guard.
+ */
+import http from 'node:http'
+import https from 'node:https'
+import net from 'node:net'
+import { randomBytes } from 'node:crypto'
+import { NodeError, type NodeContext, type NodeResult } from '../engine/types.js'
+import { allowed, guardedLookup, isBlockedAddress, parseAllowlist, type Allowlist } from './outbound-guard.js'
+
+const MAX_RESPONSE = 10 * 1024 * 1024
+const MAX_REDIRECTS = 5
+
+interface Body { type?: string, content?: unknown }
+
+function encodeBody (body: Body | undefined, headers: Record<string, string>): Buffer | null {
+  if (body === undefined || body === null || body.content === undefined || body.content === null) return null
+  const set = (k: string, v: string) => { if (!Object.keys(headers).some(h => h.toLowerCase() === k)) headers[k] = v }
+  switch (body.type ?? 'json') {
+    case 'json': set('content-type', 'application/json'); return Buffer.from(JSON.stringify(body.content))
+    case 'raw': return Buffer.from(typeof body.content === 'string' ? body.content : JSON.stringify(body.content))
+    case 'form_data': {
+      set('content-type', 'application/x-www-form-urlencoded')
+      const sp = new URLSearchParams()
+      for (const [k, v] of Object.entries(body.content as Record<string, unknown>)) sp.append(k, typeof v === 'string' ? v : JSON.stringify(v))
+      return Buffer.from(sp.toString())
+    }
+    case 'multipart': {
+      const boundary = `----gatehouse${randomBytes(12).toString('hex')}`
+      set('content-type', `multipart/form-data; boundary=${boundary}`)
+      const c = body.content as { fields?: Record<string, unknown>, files?: Array<{ name: string, filename: string, content_type?: string, data_base64: string }> }
+      const parts: Buffer[] = []
+      for (const [k, v] of Object.entries(c.fields ?? {})) {
+        parts.push(Buffer.from(`--${boundary}\r\ncontent-disposition: form-data; name="${k.replace(/"/g, '%22')}"\r\n\r\n${typeof v === 'string' ? v : JSON.stringify(v)}\r\n`))
+      }
+      for (const f of c.files ?? []) {
+        parts.push(Buffer.from(`--${boundary}\r\ncontent-disposition: form-data; name="${f.name.replace(/"/g, '%22')}"; filename="${f.filename.replace(/"/g, '%22')}"\r\ncontent-type: ${f.content_type ?? 'application/octet-stream'}\r\n\r\n`))
+        parts.push(Buffer.from(f.data_base64, 'base64'), Buffer.from('\r\n'))
+      }
+      parts.push(Buffer.from(`--${boundary}--\r\n`))
+      return Buffer.concat(parts)
+    }
+    default: throw new NodeError(`body.type '${String(body.type)}' is not supported; use json, raw, form_data or multipart.`)
+  }
+}
+
+function once (url: URL, method: string, headers: Record<string, string>, body: Buffer | null, list: Allowlist, signal: AbortSignal):
+Promise<{ status: number, headers: http.IncomingHttpHeaders, body: Buffer }> {
+  return new Promise((resolve, reject) => {
+    const host = url.hostname.replace(/^\[|\]$/g, '')
+    // IP literals never reach a lookup function: check them here.
+    if (net.isIP(host) !== 0 && isBlockedAddress(host) && !allowed(list, host, host)) {
+      reject(new NodeError(`The address ${host} is not allowed for workflow requests (private, loopback or link-local); add it to OUTBOUND_ALLOWLIST to permit it.`))
+      return
+    }
+    const lib = url.protocol === 'https:' ? https : http
+    const req = lib.request(url, { method, headers: body === null ? headers : { ...headers, 'content-length': String(body.length) }, lookup: guardedLookup(list), signal, agent: false }, res => {
+      const chunks: Buffer[] = []
+      let size = 0
+      res.on('data', (c: Buffer) => {
+        size += c.length
+        if (size > MAX_RESPONSE) { req.destroy(new NodeError(`The response is larger than ${MAX_RESPONSE} bytes.`)); return }
+        chunks.push(c)
+      })
+      res.on('end', () => resolve({ status: res.statusCode ?? 0, headers: res.headers, body: Buffer.concat(chunks) }))
+      res.on('error', reject)
+    })
+    req.on('socket', s => {
+      s.once('connect', () => {
+        const addr = s.remoteAddress ?? ''
+        if (isBlockedAddress(addr) && !allowed(list, host, addr)) req.destroy(new NodeError(`The address ${addr} is not allowed for workflow requests.`))
+      })
+    })
+    req.on('error', reject)
+    req.end(body ?? undefined)
+  })
+}
+
+export async function runHttpRequest (ctx: NodeContext): Promise<NodeResult> {
+  const s = ctx.settings
+  const method = String(s.method ?? 'GET').toUpperCase()
+  let url: URL
+  try { url = new URL(String(s.url ?? '')) } catch { throw new NodeError(`url '${String(s.url)}' is not an absolute URL.`) }
+  if (url.protocol !== 'http:' && url.protocol !== 'https:') throw new NodeError('url must use http or https.')
+  const headers: Record<string, string> = {}
+  for (const [k, v] of Object.entries((s.headers ?? {}) as Record<string, unknown>)) headers[k] = String(v)
+  const body = encodeBody(s.body as Body | undefined, headers)
+  const timeoutMs = Math.max(1, Math.min(Number(s.timeout_ms ?? 30_000), ctx.deadline - Date.now()))
+  const ac = new AbortController()
+  const timer = setTimeout(() => ac.abort(), timeoutMs)
+  const onOuter = () => ac.abort()
+  ctx.signal.addEventListener('abort', onOuter)
+  const list = parseAllowlist(ctx.allowlist)
+  try {
+    let current = url
+    let m = method
+    let b = body
+    for (let hop = 0; ; hop++) {
+      const res = await once(current, m, headers, b, list, ac.signal)
+      if ([301, 302, 303, 307, 308].includes(res.status) && typeof res.headers.location === 'string') {
+        if (hop >= MAX_REDIRECTS) throw new NodeError(`More than ${MAX_REDIRECTS} redirects.`)
+        current = new URL(res.headers.location, current)
+        if (res.status === 303 || ((res.status === 301 || res.status === 302) && m === 'POST')) { m = 'GET'; b = null }
+        continue
+      }
+      const text = res.body.toString('utf8')
+      const type = String(res.headers['content-type'] ?? '')
+      let parsed: unknown = text
+      if (/json/i.test(type)) { try { parsed = JSON.parse(text) } catch { parsed = text } }
+      const hdrs: Record<string, string> = {}
+      for (const [k, v] of Object.entries(res.headers)) if (v !== undefined) hdrs[k] = Array.isArray(v) ? v.join(', ') : v
+      return { output: { response: { status: res.status, headers: hdrs, body: parsed }, timedOut: false } }
+    }
+  } catch (err) {
+    if (ac.signal.aborted && !ctx.signal.aborted) return { output: { response: { status: 0, headers: {}, body: null }, timedOut: true } }
+    if (err instanceof NodeError) throw err
+    throw new NodeError(`The request to ${url.origin} failed: ${(err as Error).message}`)
+  } finally {
+    clearTimeout(timer)
+    ctx.signal.removeEventListener('abort', onOuter)
+  }
+}
