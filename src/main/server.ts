@@ -3,6 +3,7 @@
  * hub, management listener, gateway listener, route-table reloads, shutdown.
  */
 import type { Config } from './config/config.js'
+import type { WorkflowDefinition } from '../common/types.js'
 import { createLogger, type Logger } from './logger.js'
 import { openStore, type Store } from './store/index.js'
 import { loadRoutingSnapshot, configVersion } from './store/routing.js'
@@ -17,6 +18,11 @@ import { Metrics } from './observability/metrics.js'
 import { RequestLogWriter } from './observability/request-log.js'
 import type { RequestRecord } from './observability/types.js'
 import { insertRequestLogs, pruneRequestLogs } from './store/request-logs.js'
+import { randomUUID } from 'node:crypto'
+import { AppError, gatewayTimeout } from '../common/errors.js'
+import { Mailboxes } from '../actors/mailbox.js'
+import { createWorkflowPool } from './workflows/pool.js'
+import type { ExecutionResult } from '../workers/engine/types.js'
 
 export interface Service {
   gatewayPort: number
@@ -56,7 +62,23 @@ export async function start (config: Readonly<Config>, opts: StartOptions = {}):
     ? new RequestLogWriter({ sink: async records => { await insertRequestLogs(store, records) }, logger })
     : null
   const observe = (r: RequestRecord) => { metrics.record(r); requestLog?.append(r) }
-  const gateway = createGateway({ config, logger, readiness, env, observe })
+  const pool = createWorkflowPool(config.WORKERS)
+  const mailboxes = new Mailboxes<ExecutionResult>({ maxQueue: 100, maxConcurrent: Math.max(2, config.WORKERS * 2) })
+  const workflows = async (route: { proxy: { id: string, workflow_id: string }, workflow: WorkflowDefinition | null }, trigger: unknown) => {
+    const def = route.workflow!
+    const timeoutMs = def.runtime_settings?.timeout_ms ?? 30_000
+    const deadline = Date.now() + timeoutMs
+    const result = await mailboxes.get(route.proxy.id).submit(async () => await pool.run({
+      definition: def, workflow: { id: route.proxy.workflow_id, proxy_id: route.proxy.id }, execution_id: randomUUID(),
+      trigger_output: trigger, deadline, outbound_allowlist: [...config.OUTBOUND_ALLOWLIST]
+    }), deadline)
+    if (result.status === 'timeout') throw gatewayTimeout(`The workflow did not finish within ${timeoutMs} ms.`)
+    if (result.status === 'error' || result.response === null) {
+      throw new AppError(500, 'workflow_failed', `The workflow failed${result.error?.node_id != null ? ` at node '${result.error.node_id}'` : ''}: ${result.error?.message ?? 'no answer'}`)
+    }
+    return result.response
+  }
+  const gateway = createGateway({ config, logger, readiness, env, observe, workflows })
   const routes = routeReloader(store, gateway, logger)
   await routes.reload()
 
@@ -100,6 +122,7 @@ export async function start (config: Readonly<Config>, opts: StartOptions = {}):
       clearInterval(pruneTimer)
       await Promise.allSettled([gateway.close(), management.close()])
       await requestLog?.close().catch(() => {})
+      await pool.close().catch(() => {})
       await Promise.allSettled([hub.close(), shared.close()])
       await store.close()
       logger.flush()

@@ -9,7 +9,7 @@ import { AppError, badRequest, errorBody, gatewayTimeout, badGateway, methodNotA
 import type { Collection, Proxy } from '../../common/types.js'
 import type { Config } from '../config/config.js'
 import type { Logger } from '../logger.js'
-import { compileRouteTable, type RouteTable } from './route-table.js'
+import { compileRouteTable, type CompiledRoute, type RouteTable } from './route-table.js'
 import { buildRequestHead, buildTargetPath, DROP_RESPONSE, type ClientRequestInfo } from './request-head.js'
 import { UpstreamClient, type Exchange } from './upstream.js'
 import { createProfileAuthenticator, type Principal, type ProfileSnapshot } from '../access/profile-auth.js'
@@ -29,6 +29,13 @@ export interface GatewayOptions {
   access?: GatewayAccess
   /** Called once per finished request (request log, metrics); must not block. */
   observe?: (r: RequestRecord) => void
+  /** Runs a proxy's enabled workflow for a request; resolves to the answer or rejects with an AppError. */
+  workflows?: (route: CompiledRoute, trigger: WorkflowTrigger) => Promise<{ status: number, headers: Record<string, string>, body: unknown }>
+}
+
+/** What an http_trigger exposes to the workflow. */
+export interface WorkflowTrigger {
+  request: { method: string, path: string, path_params: Record<string, string>, query: Record<string, string | string[]>, headers: Record<string, string>, body: unknown }
 }
 
 export interface GatewayAccess {
@@ -303,6 +310,50 @@ export function createGateway (opts: GatewayOptions): Gateway {
       })
     }
 
+    // A proxy with an enabled workflow answers from the workflow (run in the worker pool).
+    const runFlow = (q: string, body: Buffer | null) => {
+      if (opts.workflows === undefined) { fail(serviceUnavailable('Workflows are not available on this instance.')); return }
+      const reqHeaders: Record<string, string> = {}
+      for (const [k, v] of headers) if (k !== 'authorization' && k !== 'x-client-id' && k !== 'x-profile-id') reqHeaders[k] = v
+      const sp = new URLSearchParams(q)
+      const queryObj: Record<string, string | string[]> = {}
+      for (const k of new Set(sp.keys())) { const all = sp.getAll(k); queryObj[k] = all.length === 1 ? all[0] : all }
+      let parsed: unknown = null
+      if (body !== null && body.length > 0) {
+        const text = body.toString('utf8')
+        parsed = /json/i.test(contentType ?? '') ? safeJson(text) : text
+      }
+      const trigger: WorkflowTrigger = {
+        request: {
+          method, path: url, query: queryObj, headers: reqHeaders, body: parsed,
+          path_params: Object.fromEntries(route.paramNames.map((n, i) => [n, safeDecode(m.params[i] ?? '')]))
+        }
+      }
+      upstreamStart = performance.now()
+      opts.workflows(route, trigger).then(answer => {
+        if (aborted || ended) return
+        status = answer.status
+        const isText = typeof answer.body === 'string'
+        const payload = answer.body === null || answer.body === undefined ? '' : isText ? answer.body as string : JSON.stringify(answer.body)
+        res.cork(() => {
+          res.writeStatus(String(answer.status))
+          let typed = false
+          for (const [k, v] of Object.entries(answer.headers)) {
+            if (DROP_RESPONSE.has(k)) continue
+            if (k === 'content-type') typed = true
+            res.writeHeader(k, v)
+          }
+          if (!typed && payload !== '') res.writeHeader('content-type', isText ? 'text/plain; charset=utf-8' : 'application/json')
+          res.writeHeader('x-request-id', rid)
+          for (let i = 0; i < limitHeaders.length; i++) res.writeHeader(limitHeaders[i][0], limitHeaders[i][1])
+          res.end(payload)
+        })
+        finish(routeName, Math.round(performance.now() - upstreamStart))
+      }, (err: unknown) => {
+        if (!(err instanceof AppError)) logger.error({ err, request_id: rid }, 'workflow run failed')
+        fail(err instanceof AppError ? err : new AppError(500, 'workflow_failed', 'The workflow failed; see its execution record.'))
+      })
+    }
     // Validation (when the proxy declares parameters or a schema) runs before anything is forwarded.
     const validator = route.validator
     const proceed = (body: Buffer | null): boolean => {
@@ -312,6 +363,7 @@ export function createGateway (opts: GatewayOptions): Gateway {
         if (r instanceof AppError) { fail(r); return false }
         q = r.query
       }
+      if (route.workflow !== null) { runFlow(q, body); return true }
       target = buildTargetPath(route, m.params, m.tail) + (q !== '' ? `?${q}` : '')
       upstreamStart = performance.now()
       send(body)
@@ -319,7 +371,7 @@ export function createGateway (opts: GatewayOptions): Gateway {
     }
 
     if (!hasBody) { gated(() => proceed(null)); return }
-    if (!route.streaming && (contentLength >= 0 || validator?.needsBody === true)) {
+    if ((!route.streaming && (contentLength >= 0 || validator?.needsBody === true)) || route.workflow !== null) {
       // A buffered body (known size, or needed for validation) leaves with the head in one write.
       const chunks: Buffer[] = []
       let at = 0
@@ -397,6 +449,14 @@ export function createGateway (opts: GatewayOptions): Gateway {
       upstream.close()
     }
   }
+}
+
+function safeJson (text: string): unknown {
+  try { return JSON.parse(text) } catch { return text }
+}
+
+function safeDecode (s: string): string {
+  try { return decodeURIComponent(s) } catch { return s }
 }
 
 function unsafeSegment (s: string): boolean {

@@ -7,7 +7,7 @@
  *     └─ segment trie:  static child  >  {param} child  >  trailing /* leaf
  *          └─ leaf: method -> CompiledRoute
  */
-import type { Collection, HeaderSpec, HttpMethod, Proxy } from '../../common/types.js'
+import type { Collection, HeaderSpec, HttpMethod, Proxy, WorkflowDefinition } from '../../common/types.js'
 import { compileRequestValidator, type CompiledValidator } from '../access/request-validation.js'
 
 export interface CompiledRoute {
@@ -26,6 +26,8 @@ export interface CompiledRoute {
   streaming: boolean
   /** Parameter and body validation; null when the proxy declares neither (one check per request). */
   validator: CompiledValidator | null
+  /** The enabled workflow that answers instead of the backend, or null. */
+  workflow: WorkflowDefinition | null
 }
 
 interface TrieNode {
@@ -167,7 +169,8 @@ function compileRoute (c: Collection, p: Proxy, env: Readonly<Record<string, str
     addHeaderNames: new Set(headers.keys()),
     timeoutMs: p.timeout_ms,
     streaming: p.streaming,
-    validator
+    validator,
+    workflow: p.workflow_enabled && p.workflow !== null ? p.workflow : null
   }
 }
 

@@ -1,0 +1,53 @@
+import t from 'tap'
+import { loadConfig } from '../../../src/main/config/config.js'
+import { start } from '../../../src/main/server.js'
+import { createTempDir, silentLogger } from '../../helpers/db.js'
+import { startBackend } from '../../helpers/gateway.js'
+
+t.test('a published proxy with an enabled workflow answers from the workflow, run in the worker pool', async t => {
+  const config = loadConfig({ DATA_DIR: await createTempDir(t), PORT: '0', HOST: '127.0.0.1', MANAGEMENT_PORT: '0', LOG_LEVEL: 'silent', WORKERS: '1', OUTBOUND_ALLOWLIST: '127.0.0.1' })
+  const s = await start(config, { logger: silentLogger })
+  t.teardown(() => s.close())
+  const backend = await startBackend(t, (req, res) => {
+    if (req.url === '/users/7') { res.setHeader('content-type', 'application/json'); res.end(JSON.stringify({ name: 'Ada' })); return }
+    res.statusCode = 404
+    res.end('{}')
+  })
+  const token = await s.issueToken!('alice', 'editor')
+  const m = `http://127.0.0.1:${s.managementPort}/api/v1`
+  const api = async (method: string, path: string, body?: unknown) => {
+    const r = await fetch(m + path, { method, headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json', connection: 'close' }, body: body === undefined ? undefined : JSON.stringify(body) })
+    return { status: r.status, body: await r.json() as any }
+  }
+  const c = (await api('POST', '/collections', { name: 'wf', base_path: '/wf', upstream_url: 'http://127.0.0.1:9', auth_required: false })).body
+  const p = (await api('POST', '/proxies', { collection_id: c.id, name: 'user', methods: ['POST'], path: '/users/{id}', status: 'published' })).body
+  const workflow = {
+    nodes: [
+      { id: 'trg', name: 'trigger', type: 'http_trigger', settings: {} },
+      { id: 'f', name: 'fetch', type: 'http_request_node', settings: { url: `${backend.url}/users/{{trigger.params.id}}`, timeout_ms: 2000 } },
+      { id: 'c', name: 'found', type: 'condition_node', settings: { conditions: [{ left: '{{fetch.response.status}}', operator: 'equals', right: 200 }] } },
+      { id: 'ok', name: 'ok', type: 'response_node', settings: { status: 200, headers: { 'x-flow': 'yes' }, body: { user: '{{fetch.response.body.name}}', note: '{{trigger.request.body.note}}' } } },
+      { id: 'no', name: 'no', type: 'response_node', settings: { status: 503, headers: { 'retry-after': '30' }, body: { error: 'unavailable' } } }
+    ],
+    edges: [
+      { id: '1', source: 'trg', target: 'f' }, { id: '2', source: 'f', target: 'c' },
+      { id: '3', source: 'c', target: 'ok', sourceHandle: 'true' }, { id: '4', source: 'c', target: 'no', sourceHandle: 'false' }
+    ],
+    runtime_settings: { timeout_ms: 5000 }
+  }
+  t.equal((await api('PUT', `/proxies/${p.id}/workflow`, { workflow, enabled: true })).status, 200)
+  const g = `http://127.0.0.1:${s.gatewayPort}`
+  let r = await fetch(`${g}/wf/users/7`, { method: 'POST', body: JSON.stringify({ note: '{{ 1 + 1 }}' }), headers: { 'content-type': 'application/json', connection: 'close' } })
+  t.equal(r.status, 200)
+  t.equal(r.headers.get('x-flow'), 'yes')
+  t.type(r.headers.get('x-request-id'), 'string')
+  t.same(await r.json(), { user: 'Ada', note: '{{ 1 + 1 }}' }, 'request data is never evaluated as an expression')
+  r = await fetch(`${g}/wf/users/8`, { method: 'POST', headers: { connection: 'close' } })
+  t.equal(r.status, 503, 'the workflow chose the status')
+  t.equal(r.headers.get('retry-after'), '30')
+
+  // Disabled again: the proxy forwards to its backend (here unreachable: 502).
+  t.equal((await api('PUT', `/proxies/${p.id}/workflow`, { enabled: false })).status, 200)
+  r = await fetch(`${g}/wf/users/7`, { method: 'POST', headers: { connection: 'close' } })
+  t.equal(r.status, 502)
+})
