@@ -92,6 +92,7 @@ function entriesOf (o: AuditObservation): AuditEntryInput[] {
 }
 
 const API_PREFIX = ['api', 'v1']
+const EVENT_KINDS = new Set(['collection', 'proxy', 'credential', 'policy', 'client', 'profile'])
 
 /** Kind, id and action of a route: the last `<noun>/:param` pair names the resource. */
 export function describe (route: Route, params: Record<string, string>, method: string): { kind: string | null, id: string | null, action: string } {
@@ -100,6 +101,9 @@ export function describe (route: Route, params: Record<string, string>, method: 
   let at = -1
   for (let i = segs.length - 2; i >= 0; i--) if (!isParam(segs[i]) && isParam(segs[i + 1])) { at = i; break }
   let kind: string | null = segs[at < 0 ? 0 : at] === undefined ? null : singular(segs[at < 0 ? 0 : at])
+  // a nested resource that is not a kind of its own is named after its parent: workflows/:id/versions/:v -> workflow_version
+  const parent = at >= 2 && isParam(segs[at - 1]) ? singular(segs[at - 2]) : null
+  if (kind !== null && parent !== null && !EVENT_KINDS.has(kind)) kind = `${parent}_${kind}`
   const id = at < 0 ? null : params[segs[at + 1].slice(1)] ?? null
   const rest = segs.slice(at < 0 ? 1 : at + 2).filter(s => !isParam(s))
   if (rest[0] === 'workflow') { kind = `${kind ?? ''}_workflow`; rest.shift() }

@@ -38,7 +38,7 @@ const putSchema = {
 }
 
 export function registerThreadRoutes (router: Router, deps: Pick<ManagementDeps, 'store'>): void {
-  const audit = { kind: 'assistant_thread' }
+  const audit = (action: string) => ({ kind: 'assistant_thread', action })
   for (const { path, surface } of SURFACES) {
     router.add('GET', path, async ctx => {
       const thread = await getThread(deps.store, surface, ctx.user!.sub)
@@ -56,11 +56,11 @@ export function registerThreadRoutes (router: Router, deps: Pick<ManagementDeps,
       }
       const thread = await saveThread(deps.store, surface, ctx.user!.sub, { messages, title, metadata }, ctx.ifMatch)
       return { status: 200, body: thread, headers: etag(thread.version) }
-    }, { role: 'viewer', body: putSchema, maxBodyBytes: 2 * THREAD_LIMITS.bytes, audit })
+    }, { role: 'viewer', body: putSchema, maxBodyBytes: 2 * THREAD_LIMITS.bytes, audit: audit('update') })
 
     router.add('DELETE', path, async ctx => {
       await deleteThread(deps.store, surface, ctx.user!.sub, ctx.ifMatch)
       return { status: 204 }
-    }, { role: 'viewer', audit })
+    }, { role: 'viewer', audit: audit('delete') })
   }
 }
