@@ -22,6 +22,8 @@ import { randomUUID } from 'node:crypto'
 import { AppError, gatewayTimeout } from '../common/errors.js'
 import { Mailboxes } from '../actors/mailbox.js'
 import { createWorkflowPool } from './workflows/pool.js'
+import { EMPTY_ACCESS, loadAccessSnapshot, type AccessSnapshot } from './access/snapshot.js'
+import { loadSecretsKey } from './credentials/secrets.js'
 import type { ExecutionResult } from '../workers/engine/types.js'
 
 export interface Service {
@@ -78,14 +80,21 @@ export async function start (config: Readonly<Config>, opts: StartOptions = {}):
     }
     return result.response
   }
-  const gateway = createGateway({ config, logger, readiness, env, observe, workflows })
-  const routes = routeReloader(store, gateway, logger)
+  const secretsKey = await loadSecretsKey({ secretsKey: config.SECRETS_KEY, dataDir: config.DATA_DIR })
+  const access: { current: AccessSnapshot } = { current: EMPTY_ACCESS }
+  const gateway = createGateway({
+    config, logger, readiness, env, observe, workflows,
+    access: { profiles: () => access.current.profiles, policies: () => access.current.policies, limiter: shared.limiter }
+  })
+  const routes = routeReloader(store, gateway, logger, async () => { access.current = await loadAccessSnapshot(store, secretsKey) })
   await routes.reload()
 
+  let pendingReload: Promise<void> = Promise.resolve()
   const auth = await createAuth(config, logger)
   const management = createManagementServer({
     config, logger, store, auth, events: hub, readiness,
-    onConfigChange: () => { routes.reload().catch(() => {}) }
+    onConfigChange: () => { pendingReload = routes.reload().catch(() => {}) },
+    settle: async () => { await pendingReload }
   })
   registerObservabilityRoutes(management.router, store, metrics)
   management.router.add('GET', '/api/v1/events/stream', async ctx => {
@@ -135,12 +144,13 @@ export async function start (config: Readonly<Config>, opts: StartOptions = {}):
 }
 
 /** Serialises reloads and coalesces bursts: at most one running and one pending. */
-function routeReloader (store: Store, gateway: Pick<Gateway, 'setRoutes'>, logger: Logger) {
+function routeReloader (store: Store, gateway: Pick<Gateway, 'setRoutes'>, logger: Logger, reloadAccess: () => Promise<void>) {
   let current = -1
   let running: Promise<void> | null = null
   let again = false
   const once = async (): Promise<void> => {
     const snap = await loadRoutingSnapshot(store)
+    await reloadAccess()
     gateway.setRoutes(snap.collections, snap.proxies)
     current = snap.version
   }

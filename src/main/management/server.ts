@@ -18,6 +18,8 @@ import { registerWorkflowRoutes } from './workflow-routes.js'
 import { registerImportExportRoutes } from './import-export-routes.js'
 import { registerThreadRoutes } from './threads-routes.js'
 import { registerAuditRoutes } from './audit-routes.js'
+import { registerAccessRoutes } from './access-routes.js'
+import { registerCredentialRoutes } from './credentials-routes.js'
 import type { AuditTrail } from './audit-trail.js'
 
 export interface ReadyReport { ok: boolean, checks: Record<string, string> }
@@ -30,6 +32,8 @@ export interface ManagementDeps {
   events: EventSink
   onConfigChange: () => void
   readiness: () => Promise<ReadyReport>
+  /** Awaited after a successful write, before answering: lets this instance apply the change first. */
+  settle?: () => Promise<void>
 }
 
 export interface ManagementServer {
@@ -71,6 +75,8 @@ export function createManagementServer (deps: ManagementDeps): ManagementServer 
   registerProxyRoutes(router, deps)
   registerWorkflowRoutes(router, deps)
   registerThreadRoutes(router, deps)
+  registerCredentialRoutes(router, deps)
+  registerAccessRoutes(router, deps)
   const audit = registerAuditRoutes(router, deps)
 
   const server = http.createServer((req, res) => { handle(router, deps, audit, req, res).catch(() => {}) })
@@ -125,6 +131,8 @@ async function handle (router: Router, deps: ManagementDeps, audit: AuditTrail, 
     }
     reply = await route.handler(ctx)
     if (reply === undefined) { status = res.statusCode; return }
+    // A change is answered once this instance serves it (route table, access snapshot).
+    if (req.method !== 'GET' && req.method !== 'HEAD' && reply.status < 300 && deps.settle !== undefined) await deps.settle().catch(() => {})
     status = reply.status
     send(res, reply.status, reply.body, reply.headers)
   } catch (err) {

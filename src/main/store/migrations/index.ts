@@ -5,6 +5,7 @@
  * avoid int8 columns (they come back as different JS types) and extensions.
  */
 import { m001Core } from './001-core.js'
+import { m002Access } from './002-access.js'
 import { m004RequestLogs } from './004-request-logs.js'
 import { m003ThreadsAudit } from './003-threads-audit.js'
 
@@ -12,6 +13,7 @@ export interface Migration { version: number, name: string, sql: string }
 
 export const MIGRATIONS: readonly Migration[] = [
   m001Core,
+  m002Access,
   m004RequestLogs,
   m003ThreadsAudit
 ]

@@ -1,0 +1,147 @@
+import t from 'tap'
+import { startManagement } from '../../helpers/management.js'
+import { STORE_KINDS } from '../../helpers/db.js'
+import { startDovecot } from '../../helpers/dovecot.js'
+
+for (const kind of STORE_KINDS) {
+  t.test(`policies, clients, profiles (${kind})`, async t => {
+    const m = await startManagement(t, kind)
+    const coll = (await m.call('POST', '/api/v1/collections', { body: { name: 'c', base_path: '/c', upstream_url: 'http://127.0.0.1:9' } })).body
+    m.events.length = 0
+
+    // policies
+    let r = await m.call('POST', '/api/v1/policies', { role: 'editor', body: { name: 'gold' } })
+    t.equal(r.status, 403, 'policy writes need admin')
+    r = await m.call('POST', '/api/v1/policies', { body: { name: 'gold', rate_limit: { requests: 0, per_seconds: 1 } } })
+    t.equal(r.status, 400)
+    r = await m.call('POST', '/api/v1/policies', { body: { name: 'gold', rate_limit: { requests: 100, per_seconds: 60 }, quota: { requests: 1000, period: 'day' } } })
+    t.equal(r.status, 201)
+    const pol = r.body
+    t.match(pol, { status: 'enabled', rate_limit: { requests: 100, per_seconds: 60 }, quota: { requests: 1000, period: 'day' }, version: 1 })
+    t.match(m.events.at(-1), { resource_kind: 'policy', policy_id: pol.id, operation: 'created', actor_sub: 'admin-user' })
+    r = await m.call('PUT', `/api/v1/policies/${pol.id}/toggle-status`)
+    t.equal(r.body.status, 'disabled')
+    t.match(m.events.at(-1), { operation: 'status_changed' })
+    r = await m.call('PUT', `/api/v1/policies/${pol.id}/toggle-status`, { body: { status: 'enabled' } })
+    t.equal(r.body.status, 'enabled')
+    r = await m.call('PUT', `/api/v1/policies/${pol.id}`, { body: { quota: null }, headers: { 'if-match': '"1"' } })
+    t.equal(r.status, 412)
+    r = await m.call('PUT', `/api/v1/policies/${pol.id}`, { body: { quota: null } })
+    t.equal(r.body.quota, null)
+    t.match(m.events.at(-1), { operation: 'updated' })
+    t.equal((await m.call('GET', '/api/v1/policies', { role: 'viewer' })).body.items.length, 1)
+
+    // clients
+    r = await m.call('POST', '/api/v1/clients', { body: { name: 'acme' } })
+    t.equal(r.status, 201)
+    const cl = r.body
+    t.equal(cl.status, 'active')
+    t.match(m.events.at(-1), { resource_kind: 'client', client_id: cl.id, operation: 'created' })
+    r = await m.call('PUT', `/api/v1/clients/${cl.id}/status`, { body: { status: 'suspended' } })
+    t.equal(r.body.status, 'suspended')
+    t.match(m.events.at(-1), { operation: 'status_changed' })
+    r = await m.call('PUT', `/api/v1/clients/${cl.id}/status`, { body: { status: 'banned' } })
+    t.equal(r.status, 400)
+
+    // profiles
+    const P = `/api/v1/clients/${cl.id}/profiles`
+    r = await m.call('POST', P, { body: { name: 'k', auth_type: 'api_key', policy_id: 'nope', collection_ids: [coll.id, 'ghost'], ip_allowlist: ['10.0.0.0/8', 'bad'] } })
+    t.equal(r.status, 400)
+    t.same(r.body.error.details.map((d: any) => d.field).sort(), ['collection_ids', 'ip_allowlist', 'policy_id'])
+    r = await m.call('POST', P, { body: { name: 'k', auth_type: 'api_key', policy_id: pol.id, collection_ids: [coll.id] } })
+    t.equal(r.status, 201)
+    const prof = r.body
+    t.match(prof.credentials.api_key, /^gh_/)
+    t.notOk('api_key_hash' in prof)
+    t.notOk('secret_sealed' in prof)
+    t.match(m.events.at(-1), { resource_kind: 'profile', profile_id: prof.id, client_id: cl.id, operation: 'created' })
+    t.notOk(JSON.stringify(m.events).includes(prof.credentials.api_key), 'no secret in events')
+    r = await m.call('GET', `${P}/${prof.id}/credentials`, { role: 'viewer' })
+    t.equal(r.status, 403, 'secret material needs admin')
+    r = await m.call('GET', `${P}/${prof.id}/credentials`)
+    t.equal(r.body.api_key, prof.credentials.api_key)
+    const { rows } = await m.store.query('SELECT api_key_hash, secret_sealed FROM profiles WHERE id = $1', [prof.id])
+    t.notOk(JSON.stringify(rows[0]).includes(prof.credentials.api_key), 'the key is not stored in clear')
+
+    const n = m.events.length
+    r = await m.call('POST', `${P}/${prof.id}/rotate`)
+    t.equal(r.body.rotated, true)
+    t.not(r.body.credentials.api_key, prof.credentials.api_key)
+    t.match(m.events.at(-1), { resource_kind: 'profile', operation: 'updated' })
+    t.equal((await m.call('GET', `${P}/${prof.id}/credentials`)).body.api_key, r.body.credentials.api_key)
+
+    r = await m.call('PUT', `${P}/${prof.id}/auth-type`, { body: { auth_type: 'oidc' } })
+    t.equal(r.status, 400, 'oidc needs its settings')
+    r = await m.call('PUT', `${P}/${prof.id}/auth-type`, { body: { auth_type: 'oidc', oidc: { issuer: 'https://idp.example', audience: 'shop' } } })
+    t.equal(r.status, 200)
+    t.equal(r.body.auth_type, 'oidc')
+    const before = m.events.length
+    r = await m.call('POST', `${P}/${prof.id}/rotate`)
+    t.equal(r.status, 200)
+    t.equal(r.body.rotated, false, 'rotate on an oidc profile is a no-op')
+    t.equal(m.events.length, before, 'and emits nothing')
+    t.ok(m.events.length > n)
+
+    r = await m.call('PUT', `${P}/${prof.id}/auth-type`, { body: { auth_type: 'jwt' } })
+    t.equal(r.body.credentials.algorithm, 'HS256')
+    t.type(r.body.credentials.jwt_secret, 'string')
+    r = await m.call('PUT', `${P}/${prof.id}`, { body: { name: 'renamed', allowed_methods: ['GET'] } })
+    t.equal(r.body.name, 'renamed')
+    t.match(m.events.at(-1), { operation: 'updated', profile_id: prof.id })
+
+    const other = (await m.call('POST', '/api/v1/clients', { body: { name: 'other' } })).body
+    t.equal((await m.call('GET', `/api/v1/clients/${other.id}/profiles/${prof.id}`)).status, 404, 'a profile under the wrong client is not found')
+    t.equal((await m.call('DELETE', `/api/v1/policies/${pol.id}`)).status, 409, 'a policy in use cannot be deleted')
+    t.equal((await m.call('GET', P, { role: 'viewer' })).body.items.length, 1)
+    r = await m.call('DELETE', `/api/v1/clients/${cl.id}`)
+    t.equal(r.status, 204)
+    t.match(m.events.at(-1), { resource_kind: 'client', operation: 'deleted' })
+    t.equal((await m.call('GET', `${P}/${prof.id}`)).status, 404, 'deleting a client deletes its profiles')
+    t.equal((await m.call('DELETE', `/api/v1/policies/${pol.id}`)).status, 204)
+  })
+
+  t.test(`credentials (${kind})`, async t => {
+    const m = await startManagement(t, kind)
+    m.events.length = 0
+    let r = await m.call('POST', '/api/v1/credentials', { body: { name: 'mail', type: 'imap', config: { host: '127.0.0.1', port: 143, username: 'u', password: 's3cret-pass', tls: { secure: false, reject_unauthorized: false } } } })
+    t.equal(r.status, 201)
+    const cred = r.body
+    t.equal(cred.config.password, '********', 'masked on the way out')
+    t.match(m.events.at(-1), { resource_kind: 'credential', credential_id: cred.id, operation: 'created' })
+    const { rows } = await m.store.query('SELECT config FROM credentials WHERE id = $1', [cred.id])
+    t.notOk(JSON.stringify(rows[0]).includes('s3cret-pass'), 'encrypted at rest')
+    r = await m.call('GET', `/api/v1/credentials/${cred.id}`, { role: 'viewer' })
+    t.equal(r.body.config.password, '********')
+    r = await m.call('PUT', `/api/v1/credentials/${cred.id}`, { body: { config: { ...r.body.config, username: 'v' } } })
+    t.equal(r.status, 200, 'sending the mask back keeps the secret')
+    t.equal(r.body.config.username, 'v')
+    r = await m.call('POST', '/api/v1/credentials', { body: { name: 'bad', type: 'imap', config: { port: 99999 } } })
+    t.equal(r.status, 400)
+    t.ok(r.body.error.details.length > 0)
+    r = await m.call('POST', '/api/v1/credentials', { role: 'editor', body: { name: 'x', type: 'http_bearer', config: { token: 't' } } })
+    t.equal(r.status, 403)
+    t.notOk(JSON.stringify(m.events).includes('s3cret'), 'no secret in events')
+    const before = m.events.length
+    r = await m.call('DELETE', `/api/v1/credentials/${cred.id}`)
+    t.equal(r.status, 204)
+    t.equal(m.events.length, before + 1)
+    t.match(m.events.at(-1), { operation: 'deleted' })
+  })
+}
+
+t.test('credentials/validate against a real Dovecot', async t => {
+  const dove = await startDovecot()
+  t.teardown(() => dove.stop())
+  const m = await startManagement(t, 'embedded')
+  const config = { host: dove.host, port: dove.port, username: dove.user, password: dove.password, tls: { secure: false, reject_unauthorized: false } }
+  let r = await m.call('POST', '/api/v1/credentials/validate', { body: { type: 'imap', config } })
+  t.equal(r.status, 200)
+  t.equal(r.body.ok, true)
+  r = await m.call('POST', '/api/v1/credentials/validate', { body: { type: 'imap', config: { ...config, password: 'wrong-one' } } })
+  t.equal(r.body.ok, false)
+  t.equal(r.body.reason, 'login_refused')
+  t.notOk(JSON.stringify(r.body).includes('wrong-one'))
+  r = await m.call('POST', '/api/v1/credentials/validate', { body: { type: 'kafka', config: {} } })
+  t.equal(r.status, 400)
+  t.equal(m.events.length, 0, 'validation emits nothing and saves nothing')
+})
