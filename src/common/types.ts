@@ -69,6 +69,8 @@ export interface Proxy extends BaseRecord {
   workflow: WorkflowDefinition | null
   workflow_id: string
   timeout_ms: number | null
+  /** Request body limit for this proxy; null means MAX_BODY_BYTES. */
+  max_body_bytes: number | null
 }
 
 export interface Page<T> {

@@ -102,7 +102,8 @@ const proxy = {
     status: { enum: ['draft', 'published'], default: 'draft' },
     workflow_enabled: { type: 'boolean', default: false },
     workflow: { ...workflow, default: null },
-    timeout_ms: { type: ['integer', 'null'], minimum: 1, default: null }
+    timeout_ms: { type: ['integer', 'null'], minimum: 1, default: null },
+    max_body_bytes: { type: ['integer', 'null'], minimum: 1, maximum: 1_073_741_824, default: null }
   }
 }
 

@@ -14,7 +14,7 @@ export type ExportedCollection =
   Pick<Collection, 'name' | 'description' | 'base_path' | 'upstream_url' | 'status' | 'headers' | 'auth_required'>
 
 export type ExportedProxy = Pick<Proxy, 'name' | 'description' | 'methods' | 'path' | 'target_path' | 'headers' |
-'parameters' | 'request_schema' | 'response_schema' | 'streaming' | 'status' | 'workflow_enabled' | 'workflow' | 'timeout_ms'>
+'parameters' | 'request_schema' | 'response_schema' | 'streaming' | 'status' | 'workflow_enabled' | 'workflow' | 'timeout_ms' | 'max_body_bytes'>
 
 export interface ExportedItem {
   collection: ExportedCollection
@@ -69,7 +69,8 @@ function exportProxy (p: Proxy): ExportedProxy {
     status: p.status,
     workflow_enabled: p.workflow_enabled,
     workflow: p.workflow === null ? null : workflowOf(p.workflow),
-    timeout_ms: p.timeout_ms ?? null
+    timeout_ms: p.timeout_ms ?? null,
+    max_body_bytes: p.max_body_bytes ?? null
   }
 }
 

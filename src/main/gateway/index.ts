@@ -63,7 +63,7 @@ export function createGateway (opts: GatewayOptions): Gateway {
     const key = msg + JSON.stringify(data)
     if (!warned.has(key)) { warned.add(key); logger.warn(data, msg) }
   }
-  let table: RouteTable = compileRouteTable([], [], env, warn)
+  let table: RouteTable = compileRouteTable([], [], env, warn, config.MAX_BODY_BYTES)
   const upstream = new UpstreamClient(config.UPSTREAM_KEEPALIVE)
   const app = uWS.App()
   let listenSocket: unknown = null
@@ -185,7 +185,7 @@ export function createGateway (opts: GatewayOptions): Gateway {
     matched = { collection: route.collection.id, proxy: route.proxy.id }
     bytesIn = contentLength > 0 ? contentLength : 0
     const hasBody = contentLength > 0 || te === 'chunked'
-    if (hasBody && !route.streaming && contentLength > config.MAX_BODY_BYTES) { fail(payloadTooLarge(`The request body is larger than ${config.MAX_BODY_BYTES} bytes.`)); return }
+    if (hasBody && !route.streaming && contentLength > route.maxBodyBytes) { fail(payloadTooLarge(`The request body is larger than ${route.maxBodyBytes} bytes.`)); return }
     // Client authentication and the profile's policy, for collections that require them.
     let gate: Promise<AppError | null> | null = null
     if (route.collection.auth_required) {
@@ -378,8 +378,8 @@ export function createGateway (opts: GatewayOptions): Gateway {
       res.onData((ab, last) => {
         if (ended) return
         at += ab.byteLength
-        if ((contentLength >= 0 && at > contentLength) || at > config.MAX_BODY_BYTES) {
-          fail(at > config.MAX_BODY_BYTES ? payloadTooLarge(`The request body is larger than ${config.MAX_BODY_BYTES} bytes.`) : badRequest('The request body is longer than its Content-Length.'))
+        if ((contentLength >= 0 && at > contentLength) || at > route.maxBodyBytes) {
+          fail(at > route.maxBodyBytes ? payloadTooLarge(`The request body is larger than ${route.maxBodyBytes} bytes.`) : badRequest('The request body is longer than its Content-Length.'))
           return
         }
         // The chunk's memory is reused after this callback: copy it.
@@ -405,7 +405,7 @@ export function createGateway (opts: GatewayOptions): Gateway {
       if (ended) return
       received += ab.byteLength
       bytesIn = received
-      if (!route.streaming && received > config.MAX_BODY_BYTES) { ex?.abort(); fail(payloadTooLarge(`The request body is larger than ${config.MAX_BODY_BYTES} bytes.`)); return }
+      if (!route.streaming && received > route.maxBodyBytes) { ex?.abort(); fail(payloadTooLarge(`The request body is larger than ${route.maxBodyBytes} bytes.`)); return }
       // The chunk's memory is reused after this callback: copy it.
       const chunk = Buffer.from(ab.slice(0))
       if (!bodyOpen) { early.push({ chunk, last }); if (!last) pauseClient(); return }
@@ -426,7 +426,7 @@ export function createGateway (opts: GatewayOptions): Gateway {
     get inFlight () { return inFlight },
     setRoutes (collections, proxies) {
       // Built aside and swapped in one assignment: a request sees the old table or the new, never a mix.
-      table = compileRouteTable(collections, proxies, env, warn)
+      table = compileRouteTable(collections, proxies, env, warn, config.MAX_BODY_BYTES)
     },
     async listen () {
       return await new Promise((resolve, reject) => {

@@ -23,6 +23,8 @@ export interface CompiledRoute {
   addHeaders: Array<[string, string]>
   addHeaderNames: Set<string>
   timeoutMs: number | null
+  /** Request body limit (the proxy's, else MAX_BODY_BYTES). */
+  maxBodyBytes: number
   streaming: boolean
   /** Parameter and body validation; null when the proxy declares neither (one check per request). */
   validator: CompiledValidator | null
@@ -49,7 +51,7 @@ export interface RouteTable {
   match (method: string, pathSegments: string[]): MatchResult
 }
 
-export function compileRouteTable (collections: Collection[], proxies: Proxy[], env: Readonly<Record<string, string | undefined>>, warn: (msg: string, data: object) => void): RouteTable {
+export function compileRouteTable (collections: Collection[], proxies: Proxy[], env: Readonly<Record<string, string | undefined>>, warn: (msg: string, data: object) => void, defaultMaxBody = 1024 * 1024): RouteTable {
   const byId = new Map<string, CollectionEntry & { collection: Collection }>()
   for (const c of collections) {
     if (c.status !== 'active') continue
@@ -60,7 +62,7 @@ export function compileRouteTable (collections: Collection[], proxies: Proxy[], 
     if (p.status !== 'published') continue
     const entry = byId.get(p.collection_id)
     if (entry === undefined) continue
-    const route = compileRoute(entry.collection, p, env, warn)
+    const route = compileRoute(entry.collection, p, env, warn, defaultMaxBody)
     if (route === null) continue
     let n = entry.root
     const segs = p.path.split('/').filter(Boolean)
@@ -135,7 +137,7 @@ function walk (n: TrieNode, segs: string[], i: number, params: string[], method:
   return allow
 }
 
-function compileRoute (c: Collection, p: Proxy, env: Readonly<Record<string, string | undefined>>, warn: (msg: string, data: object) => void): CompiledRoute | null {
+function compileRoute (c: Collection, p: Proxy, env: Readonly<Record<string, string | undefined>>, warn: (msg: string, data: object) => void, defaultMaxBody: number): CompiledRoute | null {
   let url: URL
   try { url = new URL(c.upstream_url) } catch { warn('collection upstream_url is not a URL; its proxies are not served', { collection_id: c.id }); return null }
   const protocol = url.protocol === 'https:' ? 'https:' : 'http:'
@@ -168,6 +170,7 @@ function compileRoute (c: Collection, p: Proxy, env: Readonly<Record<string, str
     addHeaders: [...headers.entries()],
     addHeaderNames: new Set(headers.keys()),
     timeoutMs: p.timeout_ms,
+    maxBodyBytes: p.max_body_bytes ?? defaultMaxBody,
     streaming: p.streaming,
     validator,
     workflow: p.workflow_enabled && p.workflow !== null ? p.workflow : null

@@ -35,7 +35,8 @@ const fields = {
   response_schema: { type: ['object', 'null'] },
   streaming: { type: 'boolean' },
   status: { type: 'string', enum: ['draft', 'published'] },
-  timeout_ms: { type: ['integer', 'null'], minimum: 1, maximum: 3_600_000 }
+  timeout_ms: { type: ['integer', 'null'], minimum: 1, maximum: 3_600_000 },
+  max_body_bytes: { type: ['integer', 'null'], minimum: 1, maximum: 1_073_741_824 }
 }
 const createSchema = { type: 'object', additionalProperties: false, required: ['collection_id', 'name', 'methods', 'path'], properties: fields }
 const updateSchema = { type: 'object', additionalProperties: false, properties: fields }

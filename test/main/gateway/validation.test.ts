@@ -1,5 +1,5 @@
 import t from 'tap'
-import { collection, proxy, startBackend, startGateway } from '../../helpers/gateway.js'
+import { collection, proxy, rawRequest, startBackend, startGateway } from '../../helpers/gateway.js'
 
 const call = async (url: string, init: RequestInit = {}) => {
   const res = await fetch(url, { ...init, headers: { connection: 'close', ...(init.headers as Record<string, string> ?? {}) } })
@@ -58,4 +58,30 @@ t.test('declared parameters and request_schema are enforced before the backend',
   t.equal(r.status, 413)
   t.equal(backend.seen.length, n, 'no invalid request reached the backend')
   t.equal(n - before, 1)
+})
+
+t.test('a proxy body limit overrides MAX_BODY_BYTES, announced or chunked, and the rest is not read', async t => {
+  const backend = await startBackend(t)
+  const { gateway, url, port } = await startGateway(t, {}, { MAX_BODY_BYTES: '5000' })
+  const c = collection({ base_path: '/up', upstream_url: backend.url })
+  gateway.setRoutes([c], [
+    proxy(c, { methods: ['POST'], path: '/small', target_path: '/small', max_body_bytes: 100 }),
+    proxy(c, { methods: ['POST'], path: '/large', target_path: '/large', max_body_bytes: 20000 }),
+    proxy(c, { methods: ['POST'], path: '/default', target_path: '/default' })
+  ])
+  let r = await call(`${url}/up/small`, { method: 'POST', body: 'x'.repeat(100) })
+  t.equal(r.status, 200, 'exactly the limit passes')
+  r = await call(`${url}/up/small`, { method: 'POST', body: 'x'.repeat(101) })
+  t.equal(r.status, 413)
+  t.match(r.body.error.message, /larger than 100 bytes/)
+  r = await call(`${url}/up/large`, { method: 'POST', body: 'x'.repeat(12000) })
+  t.equal(r.status, 200, 'a proxy may allow more than the global default')
+  r = await call(`${url}/up/default`, { method: 'POST', body: 'x'.repeat(5001) })
+  t.equal(r.status, 413, 'without its own limit a proxy uses MAX_BODY_BYTES')
+  const n = backend.seen.length
+  // Chunked: no length announced, the limit is applied while reading.
+  const raw = await rawRequest(port, 'POST /up/small HTTP/1.1\r\nhost: x\r\ntransfer-encoding: chunked\r\n\r\n' +
+    `64\r\n${'y'.repeat(100)}\r\n64\r\n${'y'.repeat(100)}\r\n0\r\n\r\n`)
+  t.match(raw, /^HTTP\/1\.1 413/)
+  t.equal(backend.seen.length, n, 'nothing over a limit reached the backend')
 })

@@ -84,9 +84,16 @@ for (const kind of STORE_KINDS) {
       r = await m.call('POST', '/api/v1/proxies', { role: 'editor', body: { collection_id: c.id, name: 'get-user', methods: ['GET'], path: '/users/{id}', target_path: '/v2/users/{id}' } })
       t.equal(r.status, 201)
       const p = r.body
-      t.match(p, { status: 'draft', streaming: false, workflow_enabled: false, workflow: null, methods: ['GET'] })
+      t.match(p, { status: 'draft', streaming: false, workflow_enabled: false, workflow: null, methods: ['GET'], max_body_bytes: null })
       t.type(p.workflow_id, 'string')
       t.match(m.events.at(-1), { resource_kind: 'proxy', proxy_id: p.id, collection_id: c.id, operation: 'created' })
+      r = await m.call('PUT', `/api/v1/proxies/${p.id}`, { body: { max_body_bytes: 0 } })
+      t.equal(r.status, 400, 'a body limit must be positive')
+      r = await m.call('PUT', `/api/v1/proxies/${p.id}`, { body: { max_body_bytes: 4096 } })
+      t.equal(r.body.max_body_bytes, 4096)
+      r = await m.call('GET', `/api/v1/proxies/${p.id}`)
+      t.equal(r.body.max_body_bytes, 4096, 'the per-proxy body limit is stored')
+      m.events.length = 0
 
       r = await m.call('POST', '/api/v1/proxies', { body: { collection_id: c.id, name: 'dup', methods: ['GET'], path: '/users/{uid}', target_path: '/x/{uid}' } })
       t.equal(r.status, 409)

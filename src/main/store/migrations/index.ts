@@ -7,6 +7,7 @@
 import { m001Core } from './001-core.js'
 import { m002Access } from './002-access.js'
 import { m004RequestLogs } from './004-request-logs.js'
+import { m005ProxyBodyLimit } from './005-proxy-body-limit.js'
 import { m003ThreadsAudit } from './003-threads-audit.js'
 
 export interface Migration { version: number, name: string, sql: string }
@@ -15,5 +16,6 @@ export const MIGRATIONS: readonly Migration[] = [
   m001Core,
   m002Access,
   m004RequestLogs,
-  m003ThreadsAudit
+  m003ThreadsAudit,
+  m005ProxyBodyLimit
 ]
