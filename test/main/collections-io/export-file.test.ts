@@ -95,7 +95,7 @@ t.test('hand-written files get defaults for optional fields', async t => {
     proxies: [{
       name: 'ping', description: '', methods: ['GET'], path: '/ping', target_path: '/ping', headers: [],
       parameters: [{ name: 'q', location: 'query', type: 'string', required: false }],
-      request_schema: null, response_schema: null, streaming: false, status: 'draft', workflow_enabled: false, workflow: null, timeout_ms: null
+      request_schema: null, response_schema: null, streaming: false, status: 'draft', workflow_enabled: false, workflow: null, timeout_ms: null, max_body_bytes: null
     }]
   })
 })
