@@ -28,6 +28,8 @@ import type { ExecutionResult } from '../workers/engine/types.js'
 
 export interface Service {
   gatewayPort: number
+  /** The gateway's TLS port, when TLS_CERT and TLS_KEY are set. */
+  gatewayTlsPort: number | null
   managementPort: number
   store: Store
   logger: Logger
@@ -102,10 +104,11 @@ export async function start (config: Readonly<Config>, opts: StartOptions = {}):
     return undefined
   }, { role: 'viewer' })
 
-  const [{ port: managementPort }, { port: gatewayPort }] = await Promise.all([management.listen(), gateway.listen()])
+  const [{ port: managementPort }, { port: gatewayPort, tlsPort: gatewayTlsPort }] = await Promise.all([management.listen(), gateway.listen()])
   logger.info({ store: store.kind, data_dir: store.kind === 'embedded' ? config.DATA_DIR : undefined, cache: config.CACHE_TYPE },
     `store: ${store.kind === 'embedded' ? `embedded (PGlite) in ${config.DATA_DIR}` : 'PostgreSQL'}; cache: ${config.CACHE_TYPE}`)
   logger.info(`gateway listening on http://${config.HOST}:${gatewayPort}`)
+  if (gatewayTlsPort !== null) logger.info(`gateway listening on https://${config.HOST}:${gatewayTlsPort}${config.TLS_CA !== '' ? ' (client certificates checked against TLS_CA)' : ''}`)
   logger.info(`management API listening on http://${config.MANAGEMENT_HOST}:${managementPort}/api/v1`)
   if (auth.mode === 'local') {
     logger.info('management tokens come from the built-in local issuer: npm run token -- --sub alice --role admin')
@@ -140,7 +143,7 @@ export async function start (config: Readonly<Config>, opts: StartOptions = {}):
   }
   const local = auth.local
   const issueToken = local === null ? null : async (sub: string, role: 'viewer' | 'editor' | 'admin') => await local.sign({ sub, role })
-  return { gatewayPort, managementPort, store, logger, reloadRoutes: routes.reload, issueToken, close }
+  return { gatewayPort, gatewayTlsPort, managementPort, store, logger, reloadRoutes: routes.reload, issueToken, close }
 }
 
 /** Serialises reloads and coalesces bursts: at most one running and one pending. */

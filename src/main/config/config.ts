@@ -6,6 +6,7 @@
 import os from 'node:os'
 import path from 'node:path'
 import { Ajv } from 'ajv'
+import { checkTlsFiles } from './tls-files.js'
 
 export interface Config {
   PORT: number
@@ -35,6 +36,10 @@ export interface Config {
   SECRETS_KEY: string
   SSE_PING_INTERVAL_MS: number
   REQUEST_LOG_RETENTION_HOURS: number
+  TLS_PORT: number
+  TLS_CERT: string
+  TLS_KEY: string
+  TLS_CA: string
 }
 
 interface VarSpec { type: 'integer' | 'string', default: unknown, enum?: string[], minimum?: number, maximum?: number, pattern?: string, accepts: string }
@@ -66,7 +71,11 @@ const VARS: Record<keyof Config, VarSpec> = {
   DB_QUERY_TIMEOUT_MS: { type: 'integer', default: 10000, minimum: 100, maximum: 600000, accepts: 'milliseconds 100-600000' },
   SECRETS_KEY: { type: 'string', default: '', pattern: '^(|[A-Za-z0-9+/]{43}=)$', accepts: 'base64 of 32 bytes, or empty for a key file in DATA_DIR' },
   SSE_PING_INTERVAL_MS: { type: 'integer', default: 15000, minimum: 100, maximum: 3600000, accepts: 'milliseconds 100-3600000' },
-  REQUEST_LOG_RETENTION_HOURS: { type: 'integer', default: 72, minimum: 0, maximum: 87600, accepts: 'hours 0-87600 (0 keeps no request log)' }
+  REQUEST_LOG_RETENTION_HOURS: { type: 'integer', default: 72, minimum: 0, maximum: 87600, accepts: 'hours 0-87600 (0 keeps no request log)' },
+  TLS_PORT: { type: 'integer', default: 8443, minimum: 0, maximum: 65535, accepts: 'a port number 0-65535' },
+  TLS_CERT: { type: 'string', default: '', accepts: 'a readable PEM certificate file (with TLS_KEY)' },
+  TLS_KEY: { type: 'string', default: '', accepts: 'a readable PEM private key file (with TLS_CERT)' },
+  TLS_CA: { type: 'string', default: '', accepts: 'a readable PEM file of CA certificates (with TLS_CERT and TLS_KEY)' }
 }
 
 export class ConfigError extends Error {
@@ -93,13 +102,16 @@ export function loadConfig (env: NodeJS.ProcessEnv = process.env): Readonly<Conf
     const v = env[key]
     if (v !== undefined && v !== '') raw[key] = v.trim()
   }
-  if (!validate(raw)) {
-    const bad = new Set<string>()
-    for (const e of validate.errors ?? []) bad.add(e.instancePath.slice(1))
+  const bad = new Set<string>()
+  if (!validate(raw)) for (const e of validate.errors ?? []) bad.add(e.instancePath.slice(1))
+  // The TLS files are read once here, so a missing or unreadable one stops the start, not the first handshake.
+  for (const k of checkTlsFiles(raw as { TLS_CERT?: string, TLS_KEY?: string, TLS_CA?: string })) bad.add(k)
+  if (bad.size > 0) {
     throw new ConfigError([...bad].map(k => `${k}=${JSON.stringify(env[k])} is invalid: expected ${VARS[k as keyof Config].accepts}`))
   }
   const cfg = raw as Record<string, unknown>
   cfg.OUTBOUND_ALLOWLIST = String(cfg.OUTBOUND_ALLOWLIST).split(',').map(s => s.trim()).filter(Boolean)
   cfg.DATA_DIR = path.resolve(String(cfg.DATA_DIR))
+  for (const k of ['TLS_CERT', 'TLS_KEY', 'TLS_CA']) if (cfg[k] !== '') cfg[k] = path.resolve(String(cfg[k]))
   return Object.freeze(cfg as unknown as Config)
 }

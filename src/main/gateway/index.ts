@@ -16,6 +16,7 @@ import { createProfileAuthenticator, type Principal, type ProfileSnapshot } from
 import type { RequestRecord } from '../observability/types.js'
 import { applyPolicy, type PolicySnapshot } from '../access/policy-limits.js'
 import type { RateLimiter } from '../cache/types.js'
+import { createHopVerifier, newHopSecret, startTlsListener, TLS_HOP_HEADER, type TlsListener } from './tls-listener.js'
 
 export interface ReadyReport { ok: boolean, checks: Record<string, string> }
 
@@ -46,7 +47,8 @@ export interface GatewayAccess {
 
 export interface Gateway {
   setRoutes (collections: Collection[], proxies: Proxy[]): void
-  listen (): Promise<{ port: number }>
+  /** Starts the listener, and the TLS listener too when TLS_CERT and TLS_KEY are set. */
+  listen (): Promise<{ port: number, tlsPort: number | null }>
   close (): Promise<void>
   readonly inFlight: number
 }
@@ -73,10 +75,15 @@ export function createGateway (opts: GatewayOptions): Gateway {
   const authenticator = createProfileAuthenticator()
   const access = opts.access
   const observe = opts.observe
+  // Requests relayed by the TLS listener carry this process's secret; nothing else can claim a certificate.
+  const hopSecret = newHopSecret()
+  const verifyHop = createHopVerifier(hopSecret)
+  let tlsListener: TlsListener | null = null
+  let port = 0
   const checkAccess = async (collectionId: string, method: string, authorization: string | undefined, clientId: string | undefined,
-    profileId: string | undefined, remoteIp: string): Promise<{ headers: Array<[string, string]>, error: AppError | null, principal?: Principal }> => {
+    profileId: string | undefined, remoteIp: string, certFingerprint: string | undefined): Promise<{ headers: Array<[string, string]>, error: AppError | null, principal?: Principal }> => {
     if (access === undefined) return { headers: [], error: unauthorized('This API requires client credentials.') }
-    const who = await authenticator.authenticate(access.profiles(), { collectionId, method, authorization, clientId, profileId, remoteIp })
+    const who = await authenticator.authenticate(access.profiles(), { collectionId, method, authorization, clientId, profileId, remoteIp, certFingerprint })
     if (who instanceof AppError) return { headers: [], error: who }
     if (who.policy_id === null) return { headers: [], error: null, principal: who }
     return { ...await applyPolicy(access.limiter, access.policies().get(who.policy_id), who.profile_id), principal: who }
@@ -120,7 +127,10 @@ export function createGateway (opts: GatewayOptions): Gateway {
     let authorization: string | undefined
     let clientId: string | undefined
     let profileId: string | undefined
+    let hopHeader: string | null = null
     req.forEach((k, v) => {
+      // The TLS relay header is never forwarded nor shown to a workflow, whoever sent it.
+      if (k === TLS_HOP_HEADER) { hopHeader = v; return }
       switch (k) {
         case 'content-type': contentType = v; break
         case 'content-length': clCount++; contentLength = /^\d{1,15}$/.test(v) ? Number(v) : -2; break
@@ -137,7 +147,13 @@ export function createGateway (opts: GatewayOptions): Gateway {
     })
     const rid = requestId ?? randomUUID()
     let limitHeaders: Array<[string, string]> = []
-    const remoteIp = Buffer.from(res.getRemoteAddressAsText()).toString()
+    let remoteIp = Buffer.from(res.getRemoteAddressAsText()).toString()
+    let proto: 'http' | 'https' = 'http'
+    let certFingerprint: string | undefined
+    if (hopHeader !== null) {
+      const hop = verifyHop(hopHeader)
+      if (hop !== null) { proto = 'https'; remoteIp = hop.remoteIp; certFingerprint = hop.fingerprint ?? undefined }
+    }
 
     const fail = (err: AppError) => {
       if (aborted || ended) return
@@ -189,7 +205,7 @@ export function createGateway (opts: GatewayOptions): Gateway {
     // Client authentication and the profile's policy, for collections that require them.
     let gate: Promise<AppError | null> | null = null
     if (route.collection.auth_required) {
-      gate = checkAccess(route.collection.id, method, authorization, clientId, profileId, remoteIp).then(r => {
+      gate = checkAccess(route.collection.id, method, authorization, clientId, profileId, remoteIp, certFingerprint).then(r => {
         limitHeaders = r.headers
         if (r.principal !== undefined) principal = r.principal
         return r.error
@@ -209,7 +225,7 @@ export function createGateway (opts: GatewayOptions): Gateway {
 
     let target = ''
     const info: ClientRequestInfo = {
-      method, headers, host, xff, remoteIp, proto: 'http', requestId: rid,
+      method, headers, host, xff, remoteIp, proto, requestId: rid,
       connectionTokens: connection === null ? null : (connection as string).split(',').map(s => s.trim()).filter(s => s !== 'close' && s !== 'keep-alive')
     }
     const pool = upstream.pool(route.upstream.hostname, route.upstream.port, route.upstream.protocol === 'https:')
@@ -429,15 +445,23 @@ export function createGateway (opts: GatewayOptions): Gateway {
       table = compileRouteTable(collections, proxies, env, warn, config.MAX_BODY_BYTES)
     },
     async listen () {
-      return await new Promise((resolve, reject) => {
+      port = await new Promise<number>((resolve, reject) => {
         app.listen(config.HOST, config.PORT, ls => {
           if (ls === false) { reject(new Error(`The gateway could not listen on ${config.HOST}:${config.PORT}.`)); return }
           listenSocket = ls
-          resolve({ port: uWS.us_socket_local_port(ls) })
+          resolve(uWS.us_socket_local_port(ls))
         })
       })
+      if (config.TLS_CERT !== '' && config.TLS_KEY !== '') {
+        tlsListener = await startTlsListener({
+          cert: config.TLS_CERT, key: config.TLS_KEY, ca: config.TLS_CA, host: config.HOST, port: config.TLS_PORT,
+          inner: () => ({ host: loopbackFor(config.HOST), port }), secret: hopSecret, logger
+        })
+      }
+      return { port, tlsPort: tlsListener?.port ?? null }
     },
     async close () {
+      tlsListener?.stop()
       if (listenSocket !== null) { uWS.us_listen_socket_close(listenSocket as any); listenSocket = null }
       if (inFlight > 0) {
         await new Promise<void>(resolve => {
@@ -445,10 +469,19 @@ export function createGateway (opts: GatewayOptions): Gateway {
           draining = () => { clearTimeout(timer); resolve() }
         })
       }
+      await tlsListener?.close()
+      tlsListener = null
       app.close()
       upstream.close()
     }
   }
+}
+
+/** The address this process reaches its own uWS listener at (wildcards become loopback). */
+function loopbackFor (host: string): string {
+  if (host === '0.0.0.0' || host === '') return '127.0.0.1'
+  if (host === '::' || host === '[::]') return '::1'
+  return host
 }
 
 function safeJson (text: string): unknown {
