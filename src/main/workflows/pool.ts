@@ -1,14 +1,36 @@
-/** The worker pool that runs workflows (Piscina), sized by WORKERS. */
+/**
+ * The worker pool that runs workflows (Piscina), sized by WORKERS.
+ *
+ * A run that needs the main thread (a builder's event stream, the shared cache
+ * for cache_lookup_node) gets its own MessageChannel: one end is transferred
+ * in the task, this side answers cache requests and forwards events, and closes
+ * when the worker says the run ended. Plain gateway runs create no channel.
+ */
 import fs from 'node:fs'
 import { fileURLToPath } from 'node:url'
+import { MessageChannel, type MessagePort } from 'node:worker_threads'
 import { Piscina } from 'piscina'
-import type { ExecutionResult, RunTask } from '../../workers/engine/types.js'
+import type { WorkflowDefinition } from '../../common/types.js'
+import type { BridgeMessage, ExecutionResult, RunEvent, RunTask } from '../../workers/engine/types.js'
+import type { KeyValueCache } from '../cache/types.js'
+
+export type { RunEvent, RunTask, ExecutionResult }
+
+export interface RunHooks {
+  /** Main-thread callback as each node starts and ends (the builder's test stream). */
+  onEvent?: (e: RunEvent) => void
+  /** The shared key-value cache (memory or Redis) for cache_lookup_node. */
+  kv?: KeyValueCache
+}
 
 export interface WorkflowPool {
-  run (task: RunTask): Promise<ExecutionResult>
+  run (task: RunTask, hooks?: RunHooks): Promise<ExecutionResult>
   readonly threads: number
   close (): Promise<void>
 }
+
+/** How deep execute_subworkflow may nest (the top-level run is depth 0). */
+export const MAX_SUBWORKFLOW_DEPTH = 5
 
 function workerFile (): string {
   // Compiled: dist/src/workers/workflow-worker.js. From sources (tests), the .ts next to it.
@@ -20,7 +42,67 @@ export function createWorkflowPool (threads: number): WorkflowPool {
   const pool = new Piscina<RunTask, ExecutionResult>({ filename: workerFile(), minThreads: 1, maxThreads: threads, idleTimeout: 60_000 })
   return {
     threads,
-    async run (task) { return await pool.run(task) },
+    async run (task, hooks) {
+      if (hooks?.onEvent === undefined && hooks?.kv === undefined) return await pool.run(task)
+      const { port1, port2 } = new MessageChannel()
+      const ended = serve(port1, hooks)
+      try {
+        const result = await pool.run({ ...task, port: port2, kv: hooks.kv !== undefined }, { transferList: [port2] })
+        // Events posted just before the result travel on another port: wait for the worker's
+        // 'end' so the caller has every event when run() resolves (bounded, in case it never comes).
+        await Promise.race([ended, new Promise(resolve => setTimeout(resolve, 2000).unref())])
+        return result
+      } finally {
+        port1.close()
+      }
+    },
     async close () { await pool.destroy() }
   }
+}
+
+function serve (port: MessagePort, hooks: RunHooks): Promise<void> {
+  return new Promise(resolve => {
+    port.on('close', () => resolve())
+    port.on('message', (m: BridgeMessage) => {
+      if (m.t === 'end') { resolve(); return }
+      if (m.t === 'event') {
+        try { hooks.onEvent?.(m.event) } catch { /* a listener's fault must not break the run */ }
+        return
+      }
+      if (m.t !== 'kv') return
+      const kv = hooks.kv
+      const answer = (r: { value?: unknown, error?: string }) => { try { port.postMessage({ t: 'kv_result', id: m.id, ...r } satisfies BridgeMessage) } catch { /* port closed: the run is over */ } }
+      if (kv === undefined) { answer({ error: 'No cache is available to this run.' }); return }
+      // A cache fault (Redis down) becomes a node error, never a crash.
+      const op = m.op === 'get' ? kv.get(m.key) : kv.set(m.key, m.value, m.ttl_ms).then(() => undefined)
+      op.then(value => answer({ value }), (err: Error) => answer({ error: `The cache failed: ${err.message}` }))
+    })
+  })
+}
+
+/**
+ * Every definition reachable from `definition` through execute_subworkflow nodes,
+ * keyed by workflow_id, for RunTask.subworkflows. `load` returns a workflow's
+ * definition or null when there is none; references deeper than
+ * MAX_SUBWORKFLOW_DEPTH are not loaded (the run then fails with a clear error).
+ * Ids that are expressions (`{{ }}`) cannot be resolved ahead and are skipped.
+ */
+export async function collectSubworkflows (definition: WorkflowDefinition, load: (workflowId: string) => Promise<WorkflowDefinition | null>): Promise<Record<string, WorkflowDefinition>> {
+  const found: Record<string, WorkflowDefinition> = {}
+  let frontier: WorkflowDefinition[] = [definition]
+  for (let depth = 1; depth <= MAX_SUBWORKFLOW_DEPTH && frontier.length > 0; depth++) {
+    const next: WorkflowDefinition[] = []
+    for (const def of frontier) {
+      for (const n of def.nodes) {
+        const id = n.type === 'execute_subworkflow' ? n.settings?.workflow_id : undefined
+        if (typeof id !== 'string' || id === '' || id.includes('{{') || Object.prototype.hasOwnProperty.call(found, id)) continue
+        const sub = await load(id)
+        if (sub === null) continue
+        found[id] = sub
+        next.push(sub)
+      }
+    }
+    frontier = next
+  }
+  return found
 }

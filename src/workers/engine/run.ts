@@ -7,170 +7,229 @@
  *   a node runs once every incoming edge is settled and at least one is active;
  *   a node whose incoming edges are all dead is skipped and passes death on,
  *   so a merge waits exactly for the branches that will run.
- * The deadline aborts delays and requests in flight; the run then ends `timeout`.
+ * Loop bodies are levels of their own (graph.ts), run once per item by the
+ * loop node. The deadline is checked before every wave and iteration (so even
+ * a loop of synchronous nodes stops) and aborts delays and requests in flight;
+ * the run then ends `timeout`.
  */
-import { compileSettings } from '../../common/expressions/template.js'
-import { workflowScope } from '../../common/expressions/scope.js'
-import type { WorkflowEdge, WorkflowNode } from '../../common/types.js'
-import { NodeError, type ExecutionResult, type NodeContext, type NodeRecord, type NodeResult, type RunTask, type WorkflowResponse } from './types.js'
-import { passTrigger, runCondition, runDelay, runMerge, runParallel, runResponse, runSet } from '../nodes/basic.js'
-import { runHttpRequest } from '../nodes/http-request.js'
+import { compileSettings, type Template } from '../../common/expressions/template.js'
+import { workflowScope, type RunContext } from '../../common/expressions/scope.js'
+import type { WorkflowDefinition, WorkflowEdge, WorkflowNode } from '../../common/types.js'
+import { NodeError, type ExecutionResult, type NodeRecord, type NodeResult, type RunTask, type WorkflowResponse } from './types.js'
+import { buildLevels, levelOf, type Level } from './graph.js'
+import { openBridge, type Bridge } from './bridge.js'
+import { RUNNERS, TRIGGERS } from './registry.js'
+import { checkStatus } from './status-rule.js'
 
-type Runner = (ctx: NodeContext) => Promise<NodeResult>
+/** A guard against runaway graphs (nested loops): node runs per workflow run. */
+export const MAX_NODE_RUNS = 100_000
 
-const RUNNERS: Record<string, Runner> = {
-  http_trigger: passTrigger,
-  manual_trigger: passTrigger,
-  cron_trigger: passTrigger,
-  broker_consumer: passTrigger,
-  imap_trigger: passTrigger,
-  set_node: runSet,
-  condition_node: runCondition,
-  response_node: runResponse,
-  delay_node: runDelay,
-  parallel_node: runParallel,
-  merge_node: runMerge,
-  http_request_node: runHttpRequest
+type LoopScope = NonNullable<RunContext['loop']>
+
+interface RunState {
+  task: RunTask
+  nodes: Map<string, WorkflowNode>
+  allOut: Map<string, WorkflowEdge[]>
+  pinned: Record<string, unknown>
+  outputs: Map<string, unknown>
+  byName: Map<string, unknown>
+  records: NodeRecord[]
+  nodeInputs: Record<string, unknown>
+  response: WorkflowResponse | null
+  ac: AbortController
+  bridge: Bridge
+  triggerNode: WorkflowNode | undefined
+  triggerOutput: unknown
+  templates: Map<string, Template>
+  steps: number
+  destinationReached: boolean
 }
-const TRIGGERS = new Set(['http_trigger', 'manual_trigger', 'cron_trigger', 'broker_consumer', 'imap_trigger'])
 
-export async function runWorkflow (task: RunTask): Promise<ExecutionResult> {
+export async function runWorkflow (task: RunTask, opts: { bridge?: Bridge } = {}): Promise<ExecutionResult> {
   const started = Date.now()
+  const bridge = opts.bridge ?? openBridge(task.port, task.kv === true, task.deadline)
+  try {
+    return await execute(task, bridge, started)
+  } finally {
+    if (opts.bridge === undefined) bridge.close()
+  }
+}
+
+async function execute (task: RunTask, bridge: Bridge, started: number): Promise<ExecutionResult> {
   const def = task.definition
   const nodes = new Map(def.nodes.map(n => [n.id, n]))
-  const outEdges = new Map<string, WorkflowEdge[]>()
-  const inEdges = new Map<string, WorkflowEdge[]>()
-  for (const e of def.edges) {
-    if (!nodes.has(e.source) || !nodes.has(e.target)) continue
-    ;(outEdges.get(e.source) ?? outEdges.set(e.source, []).get(e.source)!).push(e)
-    ;(inEdges.get(e.target) ?? inEdges.set(e.target, []).get(e.target)!).push(e)
-  }
+  const allOut = new Map<string, WorkflowEdge[]>()
+  for (const e of def.edges) if (nodes.has(e.target)) (allOut.get(e.source) ?? allOut.set(e.source, []).get(e.source)!).push(e)
   const pinned = task.pinned_outputs ?? {}
-  const outputs = new Map<string, unknown>()
-  const byName = new Map<string, unknown>()
-  const records: NodeRecord[] = []
-  const nodeInputs: Record<string, unknown> = {}
-  const settled = new Map<string, Array<{ active: boolean, output: unknown }>>()
-  let response: WorkflowResponse | null = null
-  let lastOutput: unknown = null
-  let error: ExecutionResult['error'] = null
-  let status: ExecutionResult['status'] = 'success'
-
-  const ac = new AbortController()
-  const remaining = task.deadline - Date.now()
-  const deadlineTimer = setTimeout(() => ac.abort(), Math.max(0, remaining))
-
-  const entry = task.start_node !== undefined ? nodes.get(task.start_node) : def.nodes.find(n => TRIGGERS.has(n.type))
+  const triggerNode = def.nodes.find(n => TRIGGERS.has(n.type))
+  const st: RunState = {
+    task, nodes, allOut, pinned, outputs: new Map(), byName: new Map(), records: [], nodeInputs: {}, response: null,
+    ac: new AbortController(), bridge, triggerNode,
+    triggerOutput: triggerNode !== undefined && pinned[triggerNode.id] !== undefined ? pinned[triggerNode.id] : task.trigger_output,
+    templates: new Map(), steps: 0, destinationReached: false
+  }
+  const entry = task.start_node !== undefined ? nodes.get(task.start_node) : triggerNode
   if (entry === undefined) {
-    clearTimeout(deadlineTimer)
-    return finish(started, 'error', records, nodeInputs, null, { node_id: task.start_node ?? null, message: task.start_node !== undefined ? `start_node '${task.start_node}' is not a node of this workflow.` : 'The workflow has no entry trigger.' })
+    return finish(started, 'error', st, null, { node_id: task.start_node ?? null, message: task.start_node !== undefined ? `start_node '${task.start_node}' is not a node of this workflow.` : 'The workflow has no entry trigger.' })
   }
   // Pinned outputs of nodes upstream of a partial run's start are visible to expressions.
   for (const [id, out] of Object.entries(pinned)) {
     const n = nodes.get(id)
-    if (n !== undefined) { outputs.set(id, out); byName.set(n.name, out) }
+    if (n !== undefined) { st.outputs.set(id, out); st.byName.set(n.name, out) }
   }
-  const triggerNode = def.nodes.find(n => TRIGGERS.has(n.type))
-  const triggerOutput = triggerNode !== undefined && pinned[triggerNode.id] !== undefined ? pinned[triggerNode.id] : task.trigger_output
-
-  const scopeFor = (inputs: unknown[]) => workflowScope({
-    trigger: triggerNode !== undefined ? (outputs.get(triggerNode.id) ?? triggerOutput) : triggerOutput,
-    byName, byId: outputs, workflow: task.workflow, execution: { id: task.execution_id }, inputs
-  })
-
-  const runOne = async (node: WorkflowNode, inputs: unknown[]): Promise<void> => {
-    const t0 = Date.now()
-    const input = inputs.length <= 1 ? inputs[0] : inputs
-    nodeInputs[node.id] = input
-    let result: NodeResult
-    let rec: NodeRecord
-    if (Object.prototype.hasOwnProperty.call(pinned, node.id)) {
-      result = { output: pinned[node.id], handles: handlesOfPinned(node, pinned[node.id]) }
-      rec = { node_id: node.id, name: node.name, type: node.type, status: 'pinned', started_at: new Date(t0).toISOString(), duration_ms: 0, input, output: result.output }
-    } else {
-      const runner = RUNNERS[node.type]
-      if (runner === undefined) throw Object.assign(new NodeError(`Node type '${node.type}' cannot run in this version.`), { nodeId: node.id })
-      try {
-        const settings = compileSettings(node.settings ?? {})(scopeFor(inputs)) as Record<string, unknown>
-        result = await runner({ settings, input: TRIGGERS.has(node.type) ? triggerOutput : input, inputs, deadline: task.deadline, signal: ac.signal, allowlist: task.outbound_allowlist })
-        if (node.type === 'http_request_node') checkStatus(node, result, outEdges, nodes)
-      } catch (err) {
-        const message = err instanceof Error ? err.message : String(err)
-        records.push({ node_id: node.id, name: node.name, type: node.type, status: 'error', started_at: new Date(t0).toISOString(), duration_ms: Date.now() - t0, input, output: null, error: message })
-        throw Object.assign(err instanceof Error ? err : new Error(message), { nodeId: node.id })
-      }
-      rec = { node_id: node.id, name: node.name, type: node.type, status: 'success', started_at: new Date(t0).toISOString(), duration_ms: Date.now() - t0, input, output: result.output }
-    }
-    records.push(rec)
-    outputs.set(node.id, result.output)
-    byName.set(node.name, result.output)
-    lastOutput = result.output
-    if (node.type === 'response_node') response = result.output as WorkflowResponse
-    if (node.id === task.destination_node) return
-    for (const e of outEdges.get(node.id) ?? []) {
-      const handle = e.sourceHandle ?? ''
-      const active = result.handles === undefined || result.handles.includes(handle)
-      settle(e.target, { active, output: result.output })
-    }
-  }
-
-  const ready: Array<{ node: WorkflowNode, inputs: unknown[] }> = []
-  const settle = (target: string, s: { active: boolean, output: unknown }) => {
-    const list = settled.get(target) ?? []
-    list.push(s)
-    settled.set(target, list)
-    const expected = (inEdges.get(target) ?? []).length
-    if (list.length < expected) return
-    const node = nodes.get(target)!
-    if (list.some(x => x.active)) ready.push({ node, inputs: list.filter(x => x.active).map(x => x.output) })
-    else for (const e of outEdges.get(target) ?? []) settle(e.target, { active: false, output: null }) // skipped: pass it on
-  }
-
-  ready.push({ node: entry, inputs: [task.start_node !== undefined ? upstreamInput(entry, inEdges, outputs) : triggerOutput] })
+  const deadlineTimer = setTimeout(() => st.ac.abort(), Math.max(0, task.deadline - Date.now()))
+  let status: ExecutionResult['status'] = 'success'
+  let error: ExecutionResult['error'] = null
+  let last: unknown = null
   try {
-    while (ready.length > 0) {
-      if (ac.signal.aborted) throw new NodeError('The run reached its deadline.')
-      const wave = ready.splice(0)
-      await Promise.all(wave.map(async r => await runOne(r.node, r.inputs)))
-    }
+    const top = buildLevels(def)
+    const level = task.start_node !== undefined ? (levelOf(top, entry.id) ?? top) : top
+    const input = task.start_node !== undefined ? upstreamInput(entry, def.edges, st.outputs) : st.triggerOutput
+    last = await runLevel(st, level, [{ node: entry, inputs: [input] }], [], undefined)
   } catch (err) {
-    status = ac.signal.aborted ? 'timeout' : 'error'
-    error = { node_id: (err as { nodeId?: string }).nodeId ?? null, message: status === 'timeout' ? `The workflow did not finish within its time limit: ${(err as Error).message}` : (err as Error).message }
+    status = st.ac.signal.aborted ? 'timeout' : 'error'
+    const message = err instanceof Error ? err.message : String(err)
+    error = { node_id: (err as { nodeId?: string }).nodeId ?? null, message: status === 'timeout' ? `The workflow did not finish within its time limit: ${message}` : message }
   } finally {
     clearTimeout(deadlineTimer)
   }
-  const resp = response ?? (status === 'success' ? { status: 200, headers: { 'content-type': 'application/json' }, body: lastOutput } : null)
-  return finish(started, status, records, nodeInputs, resp, error)
+  const resp = st.response ?? (status === 'success' ? { status: 200, headers: { 'content-type': 'application/json' }, body: last ?? null } : null)
+  return finish(started, status, st, resp, error)
 }
 
-function finish (started: number, status: ExecutionResult['status'], nodes: NodeRecord[], nodeInputs: Record<string, unknown>, response: WorkflowResponse | null, error: ExecutionResult['error']): ExecutionResult {
+function checkTime (st: RunState): void {
+  // Synchronous nodes never yield to the timer: look at the clock as well.
+  if (!st.ac.signal.aborted && Date.now() >= st.task.deadline) st.ac.abort()
+  if (st.ac.signal.aborted) throw new NodeError('The run reached its deadline.')
+}
+
+/**
+ * Schedules one level: `seeds` are ready at once, `entries` settle the level's
+ * entry edges (a loop body's edges from its loop node). Returns the output of
+ * the level's last node to finish (a loop iteration's result).
+ */
+async function runLevel (st: RunState, level: Level, seeds: Array<{ node: WorkflowNode, inputs: unknown[] }>, entries: Array<{ edge: WorkflowEdge, output: unknown }>, loop: LoopScope | undefined): Promise<unknown> {
+  const settled = new Map<string, Array<{ active: boolean, output: unknown }>>()
+  const ready = [...seeds]
+  let last: unknown
+  const settle = (target: string, s: { active: boolean, output: unknown }): void => {
+    const list = settled.get(target) ?? []
+    list.push(s)
+    settled.set(target, list)
+    if (list.length < (level.inEdges.get(target) ?? []).length) return
+    if (list.some(x => x.active)) ready.push({ node: st.nodes.get(target)!, inputs: list.filter(x => x.active).map(x => x.output) })
+    else for (const e of level.outEdges.get(target) ?? []) settle(e.target, { active: false, output: null }) // skipped: pass it on
+  }
+  for (const { edge, output } of entries) settle(edge.target, { active: true, output })
+  while (ready.length > 0) {
+    checkTime(st)
+    const wave = ready.splice(0)
+    await Promise.all(wave.map(async r => {
+      const result = await runOne(st, level, r.node, r.inputs, loop)
+      last = result.output
+      if (r.node.id === st.task.destination_node) { st.destinationReached = true; return }
+      for (const e of level.outEdges.get(r.node.id) ?? []) {
+        settle(e.target, { active: result.handles === undefined || result.handles.includes(e.sourceHandle ?? ''), output: result.output })
+      }
+    }))
+  }
+  return last
+}
+
+async function runOne (st: RunState, level: Level, node: WorkflowNode, inputs: unknown[], loop: LoopScope | undefined): Promise<NodeResult> {
+  if (++st.steps > MAX_NODE_RUNS) throw Object.assign(new NodeError(`The run executed more than ${MAX_NODE_RUNS} nodes; check the loops.`), { nodeId: node.id })
+  const t0 = Date.now()
+  const input = inputs.length <= 1 ? inputs[0] : inputs
+  const base = { node_id: node.id, name: node.name, node_type: node.type }
+  const rec = { node_id: node.id, name: node.name, type: node.type, started_at: new Date(t0).toISOString(), input, ...(loop !== undefined ? { loop_index: loop.index } : {}) }
+  st.nodeInputs[node.id] = input
+  st.bridge.emit({ type: 'node_started', ...base, at: rec.started_at, input })
+  let result: NodeResult
+  let status: 'success' | 'pinned' = 'success'
+  if (Object.prototype.hasOwnProperty.call(st.pinned, node.id)) {
+    result = { output: st.pinned[node.id], handles: handlesOfPinned(node, st.pinned[node.id]) }
+    status = 'pinned'
+  } else {
+    try {
+      result = await invoke(st, level, node, inputs, input, loop)
+    } catch (err) {
+      const message = err instanceof Error ? err.message : String(err)
+      const duration = Date.now() - t0
+      st.records.push({ ...rec, status: 'error', duration_ms: duration, output: null, error: message })
+      st.bridge.emit({ type: 'node_failed', ...base, at: new Date().toISOString(), duration_ms: duration, error: message })
+      // An inner node's failure keeps its own id when it bubbles through a loop or sub-workflow.
+      throw Object.assign(err instanceof Error ? err : new Error(message), { nodeId: (err as { nodeId?: string }).nodeId ?? node.id })
+    }
+  }
+  const duration = status === 'pinned' ? 0 : Date.now() - t0
+  st.records.push({ ...rec, status, duration_ms: duration, output: result.output })
+  st.bridge.emit({ type: 'node_finished', ...base, at: new Date().toISOString(), duration_ms: duration, output: result.output, status })
+  st.outputs.set(node.id, result.output)
+  st.byName.set(node.name, result.output)
+  if (node.type === 'response_node') st.response = result.output as WorkflowResponse
+  return result
+}
+
+async function invoke (st: RunState, level: Level, node: WorkflowNode, inputs: unknown[], input: unknown, loop: LoopScope | undefined): Promise<NodeResult> {
+  const runner = RUNNERS[node.type]
+  if (runner === undefined) throw new NodeError(`Node type '${node.type}' cannot run in this version.`)
+  let template = st.templates.get(node.id)
+  if (template === undefined) st.templates.set(node.id, template = compileSettings(node.settings ?? {}))
+  const settings = template(scopeFor(st, inputs, loop)) as Record<string, unknown>
+  const task = st.task
+  const result = await runner({
+    settings,
+    input: TRIGGERS.has(node.type) ? st.triggerOutput : input,
+    inputs,
+    deadline: task.deadline,
+    signal: st.ac.signal,
+    allowlist: task.outbound_allowlist,
+    node: { id: node.id, name: node.name, type: node.type },
+    kv: st.bridge.kv,
+    loop,
+    run: {
+      task,
+      outputs: st.outputs,
+      runSub: async (definition: WorkflowDefinition, workflowId: string, subInput: unknown) => await runWorkflow({
+        definition, workflow: { id: workflowId }, execution_id: task.execution_id, trigger_output: subInput,
+        deadline: task.deadline, outbound_allowlist: task.outbound_allowlist, subworkflows: task.subworkflows, depth: (task.depth ?? 0) + 1
+      }, { bridge: { emit: () => {}, kv: st.bridge.kv, close: () => {} } }),
+      iterate: async (item: unknown, index: number, total: number) => {
+        checkTime(st)
+        const body = level.bodies.get(node.id)
+        if (body === undefined) return item
+        const scope: LoopScope = { item, index, loop: { node: node.name, index, total, first: index === 0, last: index === total - 1 } }
+        const out = await runLevel(st, body, [], body.entryEdges.map(edge => ({ edge, output: item })), scope)
+        return out === undefined ? item : out
+      },
+      stopAfter: () => st.destinationReached
+    }
+  })
+  if (node.type === 'http_request_node') checkStatus(node, result, st.allOut, st.nodes)
+  return result
+}
+
+function scopeFor (st: RunState, inputs: unknown[], loop: LoopScope | undefined) {
+  const t = st.triggerNode
+  return workflowScope({
+    trigger: t !== undefined ? (st.outputs.get(t.id) ?? st.triggerOutput) : st.triggerOutput,
+    byName: st.byName, byId: st.outputs, workflow: st.task.workflow, execution: { id: st.task.execution_id }, inputs, loop
+  })
+}
+
+function finish (started: number, status: ExecutionResult['status'], st: RunState, response: WorkflowResponse | null, error: ExecutionResult['error']): ExecutionResult {
   const now = Date.now()
-  return { status, started_at: new Date(started).toISOString(), finished_at: new Date(now).toISOString(), duration_ms: now - started, nodes, node_inputs: nodeInputs, response, error }
+  return { status, started_at: new Date(started).toISOString(), finished_at: new Date(now).toISOString(), duration_ms: now - started, nodes: st.records, node_inputs: st.nodeInputs, response, error }
 }
 
-function upstreamInput (node: WorkflowNode, inEdges: Map<string, WorkflowEdge[]>, outputs: Map<string, unknown>): unknown {
-  const ins = (inEdges.get(node.id) ?? []).map(e => outputs.get(e.source)).filter(x => x !== undefined)
+function upstreamInput (node: WorkflowNode, edges: WorkflowEdge[], outputs: Map<string, unknown>): unknown {
+  const ins = edges.filter(e => e.target === node.id).map(e => outputs.get(e.source)).filter(x => x !== undefined)
   return ins.length <= 1 ? ins[0] : ins
 }
 
 function handlesOfPinned (node: WorkflowNode, out: unknown): string[] | undefined {
-  if (node.type !== 'condition_node') return undefined
-  return [(out as { result?: unknown })?.result === false ? 'false' : 'true']
-}
-
-/**
- * A non-2xx answer fails the node unless a condition node right after it looks at
- * its status (then the workflow handles the error itself).
- */
-function checkStatus (node: WorkflowNode, result: NodeResult, outEdges: Map<string, WorkflowEdge[]>, nodes: Map<string, WorkflowNode>): void {
-  const out = result.output as { response?: { status?: number }, timedOut?: boolean }
-  const st = out.response?.status ?? 0
-  if (out.timedOut === true || (st >= 200 && st < 300)) return
-  const handled = (outEdges.get(node.id) ?? []).some(e => {
-    const next = nodes.get(e.target)
-    if (next?.type !== 'condition_node') return false
-    const text = JSON.stringify(next.settings ?? {})
-    return text.includes(`${node.name}.response.status`) || text.includes(`['${node.id}'].response.status`) || text.includes(`["${node.id}"].response.status`)
-  })
-  if (!handled) throw new NodeError(`The backend answered ${st}; add a condition on {{${node.name}.response.status}} to handle it.`)
+  if (node.type === 'condition_node') return [(out as { result?: unknown })?.result === false ? 'false' : 'true']
+  if (node.type === 'loop_node') return ['done']
+  if (node.type === 'cache_lookup_node') return [(out as { hit?: unknown })?.hit === true ? 'hit' : 'miss']
+  return undefined
 }

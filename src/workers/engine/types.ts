@@ -1,4 +1,5 @@
 /** What a workflow run receives (everything: workers open no connections) and what it returns. */
+import type { MessagePort } from 'node:worker_threads'
 import type { WorkflowDefinition } from '../../common/types.js'
 
 export interface RunTask {
@@ -16,6 +17,33 @@ export interface RunTask {
   deadline: number
   /** Hosts or CIDRs outbound HTTP may reach although private or loopback. */
   outbound_allowlist: string[]
+  /** Definitions reachable through execute_subworkflow, keyed by workflow_id (resolved by the main thread). */
+  subworkflows?: Record<string, WorkflowDefinition>
+  /** Nesting level of this run: 0 (or absent) for a top-level run. */
+  depth?: number
+  /** Main-thread bridge (events and cache requests); present only when the caller wants them. */
+  port?: MessagePort
+  /** Whether the main side answers cache requests on `port`. */
+  kv?: boolean
+}
+
+/** What the main thread sees as each node starts and ends (the builder's test stream). */
+export type RunEvent =
+  | { type: 'node_started', node_id: string, name: string, node_type: string, at: string, input: unknown }
+  | { type: 'node_finished', node_id: string, name: string, node_type: string, at: string, duration_ms: number, output: unknown, status: 'success' | 'pinned' }
+  | { type: 'node_failed', node_id: string, name: string, node_type: string, at: string, duration_ms: number, error: string }
+
+/** Messages on the bridge port. Worker → main: event, kv request, end. Main → worker: kv answer. */
+export type BridgeMessage =
+  | { t: 'event', event: RunEvent }
+  | { t: 'kv', id: number, op: 'get' | 'set', key: string, value?: unknown, ttl_ms?: number }
+  | { t: 'kv_result', id: number, value?: unknown, error?: string }
+  | { t: 'end' }
+
+/** The cache as a node sees it (answered by the main thread). */
+export interface NodeKv {
+  get (key: string): Promise<unknown>
+  set (key: string, value: unknown, ttlMs?: number): Promise<void>
 }
 
 export interface NodeRecord {
@@ -28,6 +56,8 @@ export interface NodeRecord {
   input: unknown
   output: unknown
   error?: string
+  /** Inside a loop body: the iteration (0-based) this record belongs to. */
+  loop_index?: number
 }
 
 export interface WorkflowResponse { status: number, headers: Record<string, string>, body: unknown }
@@ -52,6 +82,27 @@ export interface NodeContext {
   deadline: number
   signal: AbortSignal
   allowlist: string[]
+  /** The node being run (for errors naming it). */
+  node: { id: string, name: string, type: string }
+  /** The shared cache, when the caller provided one. */
+  kv?: NodeKv
+  /** Inside a loop body: the current item, its index and `{node, index, total, first, last}`. */
+  loop?: { item: unknown, index: number, loop: Record<string, unknown> }
+  /** The run's context, for nodes that need more than their settings. */
+  run: RunContextForNodes
+}
+
+/** What nodes such as code_node and execute_subworkflow read from the run. */
+export interface RunContextForNodes {
+  task: RunTask
+  /** Outputs of finished nodes by id. */
+  outputs: ReadonlyMap<string, unknown>
+  /** Runs another definition in this worker (execute_subworkflow). */
+  runSub: (definition: WorkflowDefinition, workflowId: string, input: unknown) => Promise<ExecutionResult>
+  /** loop_node: runs this node's body once for `item`; resolves to the iteration's last output. */
+  iterate: (item: unknown, index: number, total: number) => Promise<unknown>
+  /** True once a partial run reached its destination node (a loop then stops before `done`). */
+  stopAfter: () => boolean
 }
 
 /** A node's result: its output, and for branching nodes the handles to follow. */

@@ -1,0 +1,23 @@
+/** Node type → run function. Triggers pass the run's trigger output on. */
+import type { NodeContext, NodeResult } from './types.js'
+import { passTrigger, runCondition, runDelay, runMerge, runParallel, runResponse, runSet } from '../nodes/basic.js'
+import { runHttpRequest } from '../nodes/http-request.js'
+
+export type Runner = (ctx: NodeContext) => Promise<NodeResult>
+
+export const TRIGGERS = new Set(['http_trigger', 'manual_trigger', 'cron_trigger', 'broker_consumer', 'imap_trigger'])
+
+export const RUNNERS: Record<string, Runner> = {
+  http_trigger: passTrigger,
+  manual_trigger: passTrigger,
+  cron_trigger: passTrigger,
+  broker_consumer: passTrigger,
+  imap_trigger: passTrigger,
+  set_node: runSet,
+  condition_node: runCondition,
+  response_node: runResponse,
+  delay_node: runDelay,
+  parallel_node: runParallel,
+  merge_node: runMerge,
+  http_request_node: runHttpRequest
+}
