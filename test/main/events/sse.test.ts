@@ -6,6 +6,7 @@ import { createEventHub, type EventHub } from '../../../src/main/events/hub.js'
 import { handleEventStream } from '../../../src/main/events/sse.js'
 import { eventually } from '../cache/shared.js'
 import { proxyEvent } from './helpers.js'
+import { openStream as open, type Frame } from '../../helpers/sse.js'
 
 const logger = pino({ level: 'silent' })
 
@@ -20,51 +21,6 @@ async function serve (t: Test, opts: { pingIntervalMs?: number, subscriberBuffer
     await new Promise(resolve => server.close(resolve))
   })
   return { hub, url: `http://127.0.0.1:${port}/api/v1/events/stream`, port }
-}
-
-interface Frame { id?: string, event?: string, data: string[], comment: string[] }
-
-/** Reads SSE frames from a fetch response, the way an EventSource parses them. */
-function reader (res: Response) {
-  const body = res.body!.getReader()
-  const decoder = new TextDecoder()
-  let buf = ''
-  const frames: Frame[] = []
-  return {
-    async next (timeoutMs = 5000): Promise<Frame | undefined> {
-      const deadline = Date.now() + timeoutMs
-      while (frames.length === 0) {
-        const end = buf.indexOf('\n\n')
-        if (end >= 0) {
-          const frame: Frame = { data: [], comment: [] }
-          for (const line of buf.slice(0, end).split('\n')) {
-            if (line.startsWith(':')) frame.comment.push(line.slice(1).trim())
-            else if (line.startsWith('id: ')) frame.id = line.slice(4)
-            else if (line.startsWith('event: ')) frame.event = line.slice(7)
-            else if (line.startsWith('data: ')) frame.data.push(line.slice(6))
-          }
-          buf = buf.slice(end + 2)
-          frames.push(frame)
-          break
-        }
-        let timer: NodeJS.Timeout | undefined
-        const r = await Promise.race([body.read(), new Promise<'timeout'>(resolve => { timer = setTimeout(() => resolve('timeout'), Math.max(0, deadline - Date.now())) })])
-        clearTimeout(timer)
-        if (r === 'timeout' || r.done) return undefined
-        buf += decoder.decode(r.value, { stream: true })
-      }
-      return frames.shift()
-    },
-    cancel: () => body.cancel().catch(() => {})
-  }
-}
-
-async function open (t: Test, url: string, headers: Record<string, string> = {}) {
-  const ac = new AbortController()
-  const res = await fetch(url, { headers: { accept: 'text/event-stream', ...headers }, signal: ac.signal })
-  const r = reader(res)
-  t.teardown(() => { ac.abort() })
-  return { res, r, abort: () => ac.abort() }
 }
 
 t.test('headers, the starting position, then one data line of JSON per event', async t => {
