@@ -7,10 +7,12 @@
  *
  *   401: credentials absent or wrong, unknown client/profile
  *   403: client suspended, collection not granted, method or address not allowed
+ *   503: an oidc profile's issuer keys could not be fetched
  */
 import { createHash, timingSafeEqual } from 'node:crypto'
 import { createRemoteJWKSet, jwtVerify, type JWTVerifyGetKey } from 'jose'
-import { AppError, forbidden, unauthorized } from '../../common/errors.js'
+import { AppError, forbidden, serviceUnavailable, unauthorized } from '../../common/errors.js'
+import { ALGORITHMS, discoverJwksUrl } from '../auth/verifier.js'
 import { cidrContains, type Cidr } from './cidr.js'
 
 export type ProfileAuthType = 'api_key' | 'jwt' | 'oidc' | 'mtls' | 'none'
@@ -67,6 +69,24 @@ export function createProfileAuthenticator () {
     verified.set(key, expMs)
   }
 
+  // An issuer's keys: from the profile's jwks_url, or found through OIDC discovery (retried after a failure).
+  const keysFor = (o: NonNullable<ProfileSnapshot['oidc']>): JWTVerifyGetKey => {
+    const cacheKey = o.jwks_url ?? `discovery ${o.issuer}`
+    let keys = jwks.get(cacheKey)
+    if (keys !== undefined) return keys
+    if (o.jwks_url != null) keys = createRemoteJWKSet(new URL(o.jwks_url))
+    else {
+      let found: Promise<JWTVerifyGetKey> | null = null
+      keys = async (header, token) => {
+        found ??= discoverJwksUrl(o.issuer).then(d => createRemoteJWKSet(new URL(d.jwksUri)), (err: Error) => { found = null; throw err })
+        return await (await found)(header, token)
+      }
+    }
+    if (jwks.size >= MAX_CACHE) jwks.delete(jwks.keys().next().value as string)
+    jwks.set(cacheKey, keys)
+    return keys
+  }
+
   const bearer = (h: string | undefined): string | null => {
     const m = /^Bearer\s+(\S+)\s*$/i.exec(h ?? '')
     return m === null ? null : m[1]
@@ -102,12 +122,8 @@ export function createProfileAuthenticator () {
           } else {
             const o = p.oidc
             if (o === null) return unauthorized('This profile has no OIDC settings.')
-            const url = o.jwks_url ?? `${o.issuer.replace(/\/$/, '')}/.well-known/jwks.json`
-            let keys = jwks.get(url)
-            if (keys === undefined) jwks.set(url, keys = createRemoteJWKSet(new URL(url)))
-            const r = await jwtVerify(token, keys, {
-              issuer: o.issuer, audience: o.audience ?? undefined, requiredClaims: ['exp'], clockTolerance: CLOCK_SKEW_S,
-              algorithms: ['RS256', 'RS384', 'RS512', 'PS256', 'PS384', 'PS512', 'ES256', 'ES384', 'ES512', 'EdDSA']
+            const r = await jwtVerify(token, keysFor(o), {
+              issuer: o.issuer, audience: o.audience ?? undefined, requiredClaims: ['exp'], clockTolerance: CLOCK_SKEW_S, algorithms: ALGORITHMS
             })
             exp = r.payload.exp
           }
@@ -115,6 +131,8 @@ export function createProfileAuthenticator () {
           return null
         } catch (err) {
           const code = (err as { code?: string }).code
+          // The issuer's keys could not be fetched (network, discovery, timeout): the caller is not at fault.
+          if (code === undefined || code === 'ERR_JWKS_TIMEOUT' || code === 'ERR_JOSE_GENERIC' || code === 'ERR_JWKS_INVALID') return serviceUnavailable('The identity provider of this profile could not be reached; retry shortly.', 5)
           return unauthorized(code === 'ERR_JWT_EXPIRED' ? 'The token has expired.' : 'The token is not valid for this profile.')
         }
       }

@@ -21,11 +21,13 @@ export interface Auth {
   verify (authorization: string | undefined): Promise<User>
 }
 
-const ALGORITHMS = ['RS256', 'RS384', 'RS512', 'PS256', 'PS384', 'PS512', 'ES256', 'ES384', 'ES512', 'EdDSA']
+/** Asymmetric JWS algorithms accepted from an external issuer (never HS*, so a public key cannot serve as an HMAC secret). */
+export const ALGORITHMS = ['RS256', 'RS384', 'RS512', 'PS256', 'PS384', 'PS512', 'ES256', 'ES384', 'ES512', 'EdDSA']
 
 type AuthConfig = Pick<Config, 'OIDC_ISSUER' | 'OIDC_JWKS_URL' | 'OIDC_AUDIENCE' | 'OIDC_ROLES_CLAIM' | 'DATA_DIR'>
 
-async function discoverJwksUrl (issuer: string): Promise<{ jwksUri: string, issuer: string }> {
+/** The issuer's JWKS address from its OIDC discovery document. */
+export async function discoverJwksUrl (issuer: string): Promise<{ jwksUri: string, issuer: string }> {
   const url = `${issuer.replace(/\/$/, '')}/.well-known/openid-configuration`
   const res = await fetch(url, { signal: AbortSignal.timeout(5000) })
   if (!res.ok) throw new Error(`OIDC discovery at ${url} answered ${res.status}`)

@@ -2,19 +2,12 @@ import http from 'node:http'
 import type { AddressInfo } from 'node:net'
 import { exportJWK, generateKeyPair, SignJWT } from 'jose'
 import t from 'tap'
-import { loadConfig } from '../../../src/main/config/config.js'
-import { createGateway } from '../../../src/main/gateway/index.js'
 import { createMemoryLimiter } from '../../../src/main/cache/memory-limiter.js'
 import { hashApiKey, type ProfileSnapshot } from '../../../src/main/access/profile-auth.js'
 import { parseCidr } from '../../../src/main/access/cidr.js'
 import type { PolicySnapshot } from '../../../src/main/access/policy-limits.js'
-import { silentLogger } from '../../helpers/db.js'
+import { profile, startAccessGateway } from '../../helpers/access.js'
 import { collection, proxy, startBackend } from '../../helpers/gateway.js'
-
-const base = (over: Partial<ProfileSnapshot>): ProfileSnapshot => ({
-  id: 'p', version: 1, client_id: 'acme', client_status: 'active', auth_type: 'none', api_key_hash: null, jwt_secret: null,
-  oidc: null, mtls_fingerprint: null, collection_ids: [], allowed_methods: null, ip_allowlist: null, policy_id: null, ...over
-})
 
 t.test('client authentication and policies at the gateway', async t => {
   const backend = await startBackend(t)
@@ -32,25 +25,19 @@ t.test('client authentication and policies at the gateway', async t => {
 
   const profiles = new Map<string, ProfileSnapshot>()
   const add = (p: ProfileSnapshot) => profiles.set(p.id, p)
-  add(base({ id: 'key', auth_type: 'api_key', api_key_hash: hashApiKey('gh_secret'), collection_ids: [api.id], policy_id: 'tight' }))
-  add(base({ id: 'jwt', auth_type: 'jwt', jwt_secret: 'a'.repeat(32), collection_ids: [api.id] }))
-  add(base({ id: 'oidc', auth_type: 'oidc', oidc: { issuer, jwks_url: issuer, audience: 'shop' }, collection_ids: [api.id] }))
-  add(base({ id: 'none', auth_type: 'none', collection_ids: [api.id], allowed_methods: ['GET'], ip_allowlist: [parseCidr('10.0.0.0/8')!] }))
-  add(base({ id: 'bare', auth_type: 'none', collection_ids: [api.id], policy_id: 'quota' }))
-  add(base({ id: 'off', auth_type: 'none', collection_ids: [api.id], policy_id: 'disabled' }))
-  add(base({ id: 'susp', client_id: 'gone', client_status: 'suspended', auth_type: 'none', collection_ids: [api.id] }))
+  add(profile({ id: 'key', auth_type: 'api_key', api_key_hash: hashApiKey('gh_secret'), collection_ids: [api.id], policy_id: 'tight' }))
+  add(profile({ id: 'jwt', auth_type: 'jwt', jwt_secret: 'a'.repeat(32), collection_ids: [api.id] }))
+  add(profile({ id: 'oidc', auth_type: 'oidc', oidc: { issuer, jwks_url: issuer, audience: 'shop' }, collection_ids: [api.id] }))
+  add(profile({ id: 'none', auth_type: 'none', collection_ids: [api.id], allowed_methods: ['GET'], ip_allowlist: [parseCidr('10.0.0.0/8')!] }))
+  add(profile({ id: 'bare', auth_type: 'none', collection_ids: [api.id], policy_id: 'quota' }))
+  add(profile({ id: 'off', auth_type: 'none', collection_ids: [api.id], policy_id: 'disabled' }))
+  add(profile({ id: 'susp', client_id: 'gone', client_status: 'suspended', auth_type: 'none', collection_ids: [api.id] }))
   const policies = new Map<string, PolicySnapshot>([
     ['tight', { id: 'tight', status: 'enabled', rate_limit: { requests: 3, per_seconds: 60 }, quota: null }],
     ['quota', { id: 'quota', status: 'enabled', rate_limit: null, quota: { requests: 2, period: 'day' } }],
     ['disabled', { id: 'disabled', status: 'disabled', rate_limit: { requests: 1, per_seconds: 60 }, quota: null }]
   ])
-  const config = loadConfig({ PORT: '0', HOST: '127.0.0.1', LOG_LEVEL: 'silent' })
-  const gateway = createGateway({
-    config, logger: silentLogger, readiness: async () => ({ ok: true, checks: {} }), env: {},
-    access: { profiles: () => profiles, policies: () => policies, limiter: createMemoryLimiter() }
-  })
-  const { port } = await gateway.listen()
-  t.teardown(() => gateway.close())
+  const { gateway, port } = await startAccessGateway(t, profiles, policies, createMemoryLimiter())
   gateway.setRoutes([api, other, open], [
     proxy(api, { path: '/items', target_path: '/items', methods: ['GET', 'POST'] }),
     proxy(other, { path: '/items', target_path: '/items' }),

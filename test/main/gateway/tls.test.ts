@@ -4,18 +4,13 @@ import https from 'node:https'
 import path from 'node:path'
 import t from 'tap'
 import { ConfigError, loadConfig } from '../../../src/main/config/config.js'
-import { createGateway } from '../../../src/main/gateway/index.js'
 import { createMemoryLimiter } from '../../../src/main/cache/memory-limiter.js'
 import { hashApiKey, type ProfileSnapshot } from '../../../src/main/access/profile-auth.js'
 import type { PolicySnapshot } from '../../../src/main/access/policy-limits.js'
-import { silentLogger } from '../../helpers/db.js'
+import { profile, startAccessGateway } from '../../helpers/access.js'
 import { collection, proxy, startBackend } from '../../helpers/gateway.js'
 import { makeTestPki, type CertPair } from '../../helpers/certs.js'
 
-const base = (over: Partial<ProfileSnapshot>): ProfileSnapshot => ({
-  id: 'p', version: 1, client_id: 'acme', client_status: 'active', auth_type: 'none', api_key_hash: null, jwt_secret: null,
-  oidc: null, mtls_fingerprint: null, collection_ids: [], allowed_methods: null, ip_allowlist: null, policy_id: null, ...over
-})
 
 interface Answer { status: number, headers: Record<string, string | string[] | undefined>, body: any }
 
@@ -27,19 +22,12 @@ t.test('TLS listener: client certificates for mtls profiles, other profiles and 
   const profiles = new Map<string, ProfileSnapshot>()
   const add = (p: ProfileSnapshot) => profiles.set(p.id, p)
   // Stored fingerprints may use the colon form; the gateway compares hex digits.
-  add(base({ id: 'cert', auth_type: 'mtls', mtls_fingerprint: pki.client.fingerprint.toUpperCase().match(/../g)!.join(':'), collection_ids: [api.id] }))
-  add(base({ id: 'rogue', auth_type: 'mtls', mtls_fingerprint: pki.rogue.fingerprint, collection_ids: [api.id] }))
-  add(base({ id: 'key', auth_type: 'api_key', api_key_hash: hashApiKey('tls_key'), collection_ids: [api.id] }))
+  add(profile({ id: 'cert', auth_type: 'mtls', mtls_fingerprint: pki.client.fingerprint.toUpperCase().match(/../g)!.join(':'), collection_ids: [api.id] }))
+  add(profile({ id: 'rogue', auth_type: 'mtls', mtls_fingerprint: pki.rogue.fingerprint, collection_ids: [api.id] }))
+  add(profile({ id: 'key', auth_type: 'api_key', api_key_hash: hashApiKey('tls_key'), collection_ids: [api.id] }))
   const policies = new Map<string, PolicySnapshot>()
-  const config = loadConfig({
-    PORT: '0', HOST: '127.0.0.1', LOG_LEVEL: 'silent', TLS_PORT: '0', TLS_CERT: pki.server.cert, TLS_KEY: pki.server.key, TLS_CA: pki.ca.cert
-  })
-  const gateway = createGateway({
-    config, logger: silentLogger, readiness: async () => ({ ok: true, checks: {} }), env: {},
-    access: { profiles: () => profiles, policies: () => policies, limiter: createMemoryLimiter() }
-  })
-  const { port, tlsPort } = await gateway.listen()
-  t.teardown(() => gateway.close())
+  const { gateway, port, tlsPort } = await startAccessGateway(t, profiles, policies, createMemoryLimiter(),
+    { TLS_PORT: '0', TLS_CERT: pki.server.cert, TLS_KEY: pki.server.key, TLS_CA: pki.ca.cert })
   t.type(tlsPort, 'number', 'the TLS listener is up')
   gateway.setRoutes([api, open], [
     proxy(api, { path: '/items', target_path: '/items', methods: ['GET'] }),
