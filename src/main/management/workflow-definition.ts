@@ -1,16 +1,40 @@
 /**
- * Structural checks of a workflow definition (CONVENTIONS.md layout), used when
- * a workflow is saved or validated: shape, known node types, unique ids and
- * names, edges between existing nodes, and exactly one entry trigger.
+ * Checks of a workflow definition (CONVENTIONS.md layout), used by saves, the
+ * validate route, imports and the builder's runs. Two levels:
+ *   structural (every save): shape, known node types, unique ids and names,
+ *     edges between existing nodes, at most one trigger;
+ *   full (enabled saves, validation, runs): exactly one trigger, settings valid
+ *     for each node type (the node catalogue's schemas), expressions parse, edge
+ *     handles valid for the source type, every node reachable from the trigger,
+ *     cycles only through a loop node.
+ * Problems are {node_id, field, message}; a UI shows the message as is.
  */
-import type { WorkflowDefinition } from '../../common/types.js'
+import { Cron } from 'croner'
+import { Ajv, type ErrorObject, type ValidateFunction } from 'ajv'
+import type { WorkflowDefinition, WorkflowNode } from '../../common/types.js'
+import { validationFailed, type AppError, type ErrorDetail } from '../../common/errors.js'
+import { compileTemplate, ExpressionError } from '../../common/expressions/template.js'
+import { ENTRY_TRIGGER_TYPES, NODE_CATALOGUE, NODE_TYPE_NAMES } from '../../common/workflow-catalogue.js'
 import { ajv } from './router.js'
+import { checkCycles, checkEdges, checkReachable } from './workflow-graph.js'
 
-export const ENTRY_TRIGGERS = ['http_trigger', 'manual_trigger', 'cron_trigger', 'broker_consumer', 'imap_trigger'] as const
-export const NODE_TYPES = [...ENTRY_TRIGGERS, 'http_request_node', 'parallel_node', 'merge_node', 'set_node', 'condition_node',
-  'delay_node', 'response_node', 'loop_node', 'xml_node', 'execute_subworkflow', 'code_node', 'cache_lookup_node'] as const
+export const ENTRY_TRIGGERS = ENTRY_TRIGGER_TYPES
+export const NODE_TYPES = NODE_TYPE_NAMES
 
 export interface WorkflowProblem { node_id: string | null, field: string | null, message: string }
+
+export const runtimeSettingsSchema = {
+  type: 'object',
+  additionalProperties: false,
+  properties: {
+    timeout_ms: { type: 'integer', minimum: 1, maximum: 3_600_000 },
+    save_on_success: { type: 'boolean' },
+    save_on_error: { type: 'boolean' },
+    /** Per-proxy mailbox: runs in flight at once, and runs waiting beyond those. */
+    max_concurrency: { type: 'integer', minimum: 1, maximum: 1000 },
+    max_queue: { type: 'integer', minimum: 0, maximum: 10_000 }
+  }
+}
 
 export const definitionSchema = {
   type: 'object',
@@ -49,46 +73,116 @@ export const definitionSchema = {
         }
       }
     },
-    runtime_settings: {
-      type: 'object',
-      additionalProperties: false,
-      properties: {
-        timeout_ms: { type: 'integer', minimum: 1, maximum: 3_600_000 },
-        save_on_success: { type: 'boolean' },
-        save_on_error: { type: 'boolean' }
-      }
-    }
+    runtime_settings: runtimeSettingsSchema
   }
 }
 const validateShape = ajv.compile(definitionSchema)
 
-/** Problems of a definition; `enabled` adds the rules an enabled workflow must meet. */
-export function checkDefinition (def: unknown, opts: { enabled: boolean }): WorkflowProblem[] {
+// verbose: errors carry the schema (its `description` words the message) and the data.
+const settingsAjv = new Ajv({ allErrors: true, verbose: true, strict: false })
+const SETTINGS: ReadonlyMap<string, ValidateFunction> = new Map(NODE_CATALOGUE.map(d => [d.type, settingsAjv.compile(d.settings_schema)]))
+
+export interface CheckOptions {
+  /** Full rules (an enabled save, the validate route, a run); false: structural only. */
+  enabled: boolean
+  /** A partial or single-node run: no trigger needed, unreachable nodes allowed. */
+  partial?: boolean
+}
+
+/** Problems of a definition; an empty list means it passes. */
+export function checkDefinition (def: unknown, opts: CheckOptions): WorkflowProblem[] {
   if (!validateShape(def)) {
-    return (validateShape.errors ?? []).map(e => ({ node_id: null, field: e.instancePath.replace(/^\//, '').replace(/\//g, '.') || 'workflow', message: e.message ?? 'is invalid' }))
+    return (validateShape.errors ?? []).map(e => ({ node_id: null, field: e.instancePath.replace(/^\//, '').replace(/\//g, '.') || 'workflow', message: `${e.instancePath.replace(/^\//, '').replace(/\//g, '.') || 'The workflow'} ${e.message ?? 'is invalid'}.` }))
   }
   const d = def as unknown as WorkflowDefinition
   const problems: WorkflowProblem[] = []
-  const ids = new Set<string>()
+  const nodes = new Map<string, WorkflowNode>()
   const names = new Set<string>()
   for (const n of d.nodes) {
-    if (ids.has(n.id)) problems.push({ node_id: n.id, field: 'id', message: `Node id '${n.id}' is used twice.` })
+    if (nodes.has(n.id)) problems.push({ node_id: n.id, field: 'id', message: `Node id '${n.id}' is used twice.` })
     if (names.has(n.name)) problems.push({ node_id: n.id, field: 'name', message: `Node name '${n.name}' is used twice; names must be unique because expressions refer to them.` })
-    ids.add(n.id)
+    nodes.set(n.id, n)
     names.add(n.name)
   }
   for (const e of d.edges) {
-    if (!ids.has(e.source)) problems.push({ node_id: null, field: 'edges', message: `An edge starts at '${e.source}', which is not a node of this workflow.` })
-    if (!ids.has(e.target)) problems.push({ node_id: null, field: 'edges', message: `An edge ends at '${e.target}', which is not a node of this workflow.` })
+    if (!nodes.has(e.source)) problems.push({ node_id: null, field: 'edges', message: `An edge starts at '${e.source}', which is not a node of this workflow.` })
+    if (!nodes.has(e.target)) problems.push({ node_id: null, field: 'edges', message: `An edge ends at '${e.target}', which is not a node of this workflow.` })
   }
-  const triggers = d.nodes.filter(n => (ENTRY_TRIGGERS as readonly string[]).includes(n.type))
-  if (opts.enabled || triggers.length > 1) {
+  const triggers = d.nodes.filter(n => ENTRY_TRIGGERS.includes(n.type))
+  if ((opts.enabled && opts.partial !== true) || triggers.length > 1) {
     if (triggers.length === 0) problems.push({ node_id: null, field: 'nodes', message: 'The workflow needs exactly one entry trigger node (http_trigger, manual_trigger, cron_trigger, broker_consumer or imap_trigger); it has none.' })
     if (triggers.length > 1) {
       problems.push({ node_id: triggers[1].id, field: 'type', message: `The workflow needs exactly one entry trigger node; it has ${triggers.length} (${triggers.map(n => n.name).join(', ')}).` })
     }
   }
+  if (!opts.enabled) return problems
+  for (const n of d.nodes) problems.push(...checkSettings(n))
+  problems.push(...checkEdges(d, nodes))
+  if (triggers.length > 0 && opts.partial !== true) problems.push(...checkReachable(d, triggers))
+  problems.push(...checkCycles(d, nodes))
   return problems
+}
+
+function checkSettings (n: WorkflowNode): WorkflowProblem[] {
+  const settings = n.settings ?? {}
+  const validate = SETTINGS.get(n.type)!
+  const problems: WorkflowProblem[] = []
+  const at = (field: string, message: string) => problems.push({ node_id: n.id, field, message: `Node '${n.name}' (${n.type}): ${field} ${message}.` })
+  if (!validate(settings)) for (const e of collapse(validate.errors ?? [])) at(...settingsDetail(n, e))
+  // Expressions parse (the code node's code is JavaScript, not an expression).
+  walkStrings(settings, 'settings', (text, field) => {
+    if (n.type === 'code_node' && field === 'settings.code') return
+    if (!text.includes('{{')) return
+    try { compileTemplate(text) } catch (err) {
+      if (!(err instanceof ExpressionError)) throw err
+      at(field, `has an expression that does not parse: ${err.message}`)
+    }
+  })
+  if (n.type === 'cron_trigger' && typeof settings.cron_expression === 'string' && settings.cron_expression !== '') {
+    try {
+      const job = new Cron(settings.cron_expression, { paused: true, timezone: typeof settings.timezone === 'string' && settings.timezone !== '' ? settings.timezone : undefined })
+      job.nextRun()
+      job.stop()
+    } catch (err) {
+      at('settings.cron_expression', `is not a valid schedule${typeof settings.timezone === 'string' ? ` in time zone '${settings.timezone}'` : ''} (${(err as Error).message.split('. ')[0]})`)
+    }
+  }
+  return problems
+}
+
+/**
+ * anyOf [literal, expression]: for a string the expression branch was meant, so
+ * the schema's description words the message; otherwise the literal branch's own
+ * errors are more precise.
+ */
+function collapse (errors: ErrorObject[]): ErrorObject[] {
+  const drop = new Set<ErrorObject>()
+  for (const e of errors) {
+    if (e.keyword !== 'anyOf') continue
+    const meant = typeof e.data === 'string' ? null : `${e.schemaPath}/0/`
+    for (const x of errors) {
+      if (x === e || !x.schemaPath.startsWith(`${e.schemaPath}/`)) continue
+      if (meant === null || !x.schemaPath.startsWith(meant)) drop.add(x)
+    }
+    if (meant !== null && errors.some(x => x.schemaPath.startsWith(meant))) drop.add(e)
+  }
+  return errors.filter(e => !drop.has(e))
+}
+
+function settingsDetail (n: WorkflowNode, e: ErrorObject): [string, string] {
+  const path = ['settings', ...e.instancePath.split('/').filter(Boolean)].join('.')
+  if (e.keyword === 'required') return [`${path}.${(e.params as { missingProperty: string }).missingProperty}`, 'is required']
+  if (e.keyword === 'additionalProperties') return [`${path}.${(e.params as { additionalProperty: string }).additionalProperty}`, `is not a setting of ${n.type}`]
+  if (e.keyword === 'enum') return [path, `must be one of ${(e.params as { allowedValues: unknown[] }).allowedValues.map(v => JSON.stringify(v)).join(', ')}`]
+  const described = (e.parentSchema as { description?: string } | undefined)?.description
+  if (e.keyword === 'anyOf' && described !== undefined) return [path, `must be ${described}`]
+  return [path, e.message ?? 'is invalid']
+}
+
+function walkStrings (value: unknown, path: string, fn: (text: string, path: string) => void): void {
+  if (typeof value === 'string') fn(value, path)
+  else if (Array.isArray(value)) value.forEach((v, i) => walkStrings(v, `${path}.${i}`, fn))
+  else if (value !== null && typeof value === 'object') for (const [k, v] of Object.entries(value)) walkStrings(v, `${path}.${k}`, fn)
 }
 
 /** The definition seeded when a workflow is enabled on a proxy that has none: HTTP trigger to a response. */
@@ -102,3 +196,7 @@ export function defaultDefinition (): WorkflowDefinition {
     runtime_settings: { timeout_ms: 30000, save_on_success: false, save_on_error: true }
   }
 }
+
+/** The 400 a UI shows when a definition has problems: the message names them all, details list each. */
+export const invalidDefinition = (problems: WorkflowProblem[]): AppError =>
+  validationFailed(`The workflow is invalid: ${problems.map(p => p.message).join(' ')}`, problems as unknown as ErrorDetail[])

@@ -1,10 +1,10 @@
-import { validationFailed, type ErrorDetail } from '../../common/errors.js'
 import type { WorkflowDefinition } from '../../common/types.js'
 import { getProxy, patchProxy } from '../store/proxies.js'
 import type { Router } from './router.js'
 import type { ManagementDeps } from './server.js'
-import { checkDefinition, defaultDefinition, type WorkflowProblem } from './workflow-definition.js'
+import { checkDefinition, defaultDefinition, invalidDefinition } from './workflow-definition.js'
 import { etag } from './validation.js'
+import { registerWorkflowCatalogueRoutes } from './workflow-catalogue-routes.js'
 
 const saveSchema = {
   type: 'object',
@@ -16,11 +16,10 @@ const saveSchema = {
   }
 }
 
-const invalid = (problems: WorkflowProblem[]) =>
-  validationFailed(`The workflow is invalid: ${problems.map(p => p.message).join(' ')}`, problems as unknown as ErrorDetail[])
 
 /** PUT /proxies/:id/workflow saves a definition and/or the enabled flag, independently. */
 export function registerWorkflowRoutes (router: Router, deps: ManagementDeps): void {
+  registerWorkflowCatalogueRoutes(router)
   router.add('PUT', '/api/v1/proxies/:id/workflow', async ctx => {
     const body = ctx.body ?? {}
     const sent: WorkflowDefinition | null | undefined = body.workflow !== undefined ? body.workflow : body.definition
@@ -32,7 +31,7 @@ export function registerWorkflowRoutes (router: Router, deps: ManagementDeps): v
       if (enabled && definition === null) definition = defaultDefinition()
       if (definition !== null) {
         const problems = checkDefinition(definition, { enabled })
-        if (problems.length > 0) throw invalid(problems)
+        if (problems.length > 0) throw invalidDefinition(problems)
       }
       const { after } = await patchProxy(q, ctx.params.id, { workflow: definition, workflow_enabled: enabled }, ctx.ifMatch)
       return { before: current, after }

@@ -4,7 +4,7 @@ import { STORE_KINDS } from '../../helpers/db.js'
 
 const def = (triggers: string[]) => ({
   nodes: [
-    ...triggers.map((type, i) => ({ id: `t${i}`, name: `trigger${i}`, type, settings: {} })),
+    ...triggers.map((type, i) => ({ id: `t${i}`, name: `trigger${i}`, type, settings: type === 'cron_trigger' ? { cron_expression: '*/5 * * * *' } : {} })),
     { id: 'r', name: 'reply', type: 'response_node', settings: { status: 200, body: 'ok' } }
   ],
   edges: triggers.map((_, i) => ({ id: `e${i}`, source: `t${i}`, target: 'r' }))
