@@ -55,7 +55,33 @@ t.test('api keys, rotation and a shared rate limit across two instances', async 
     return r.status
   }
   t.ok(await until(async () => { const s = await burstCall(b); return s === 200 }), 'the new profile is known on B')
+  const metricsOf = async (inst: typeof a) => {
+    const r = await fetch(`http://127.0.0.1:${inst.managementPort}/api/v1/metrics`, { headers: { authorization: `Bearer ${token}`, connection: 'close' } })
+    return await r.json() as any
+  }
+  const before = await Promise.all([metricsOf(a), metricsOf(b)])
   const statuses = await Promise.all(Array.from({ length: 30 }, (_, i) => burstCall(i % 2 === 0 ? a : b)))
   t.equal(statuses.filter(s => s === 200).length, 9, 'exactly the remaining 9 of 10 are admitted across both instances')
   t.equal(statuses.filter(s => s === 429).length, 21)
+
+  // Metrics (per instance) add up to the burst; the request log (shared) holds every call of the profile.
+  const after = await Promise.all([metricsOf(a), metricsOf(b)])
+  const delta = (pick: (m: any) => number) => pick(after[0]) + pick(after[1]) - pick(before[0]) - pick(before[1])
+  t.equal(delta(m => m.clients[cl.id]?.requests ?? 0), 30, 'client metrics count the burst on both instances')
+  t.equal(delta(m => m.clients[cl.id]?.errors['4xx'] ?? 0), 21, '429s are client errors')
+  t.equal(after[0].clients[cl.id].requests - (before[0].clients[cl.id]?.requests ?? 0), 15, 'each instance counts what it served')
+  const logged = async (status: number) => {
+    const r = await api('GET', `/request-logs?profile_id=${fresh.id}&status=${status}&limit=100`)
+    return r.body.items as any[]
+  }
+  t.ok(await until(async () => (await logged(429)).length === 21 && (await logged(200)).length === 10), 'the request log holds every call of the profile')
+  t.ok((await logged(429)).every(x => x.client_id === cl.id && x.path === '/paid/x' && x.method === 'GET'))
+
+  // Disabling the policy lifts the limit at once: on the instance that changed it, and on the other after its reload.
+  t.equal(await burstCall(a), 429)
+  t.equal((await api('PUT', `/policies/${pol.id}/toggle-status`, { status: 'disabled' })).status, 200)
+  t.equal(await burstCall(a), 200, 'lifted on A as soon as the change is answered')
+  t.ok(await until(async () => (await burstCall(b)) === 200), 'and on B')
+  const lifted = await Promise.all(Array.from({ length: 20 }, (_, i) => burstCall(i % 2 === 0 ? a : b)))
+  t.same(lifted.filter(s => s !== 200), [], 'no call is limited any more')
 })

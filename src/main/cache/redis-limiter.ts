@@ -37,10 +37,16 @@ return 1`)
 const QUOTA_GRACE_MS = 86_400_000
 const MAX_KNOWN = 100_000
 
-export interface RedisLimiterOptions { keyPrefix: string, probeIntervalMs?: number }
+export interface RedisLimiterOptions {
+  keyPrefix: string
+  probeIntervalMs?: number
+  /** Picks the quota period (default Date.now); windows are timed by Redis itself. */
+  now?: () => number
+}
 
 export function createRedisLimiter (redis: Redis, logger: Logger, opts: RedisLimiterOptions): RateLimiter {
-  const local = createMemoryLimiter()
+  const clock = opts.now ?? Date.now
+  const local = createMemoryLimiter(clock)
   const outage = createOutageLog(logger, 'rate-limits')
   const probeIntervalMs = opts.probeIntervalMs ?? 1000
   /** Last count Redis reported per quota key, the base for local counting in an outage. */
@@ -102,7 +108,7 @@ export function createRedisLimiter (redis: Redis, logger: Logger, opts: RedisLim
       return { allowed: r.allowed, remaining: Math.max(0, limit - r.count), resetSeconds: Math.ceil(r.ttl / 1000) }
     },
     async hitQuota (key, limit, period, cost = 1) {
-      const now = Date.now()
+      const now = clock()
       const { stamp, endMs } = quotaPeriod(period, now)
       const rkey = `${opts.keyPrefix}quota:${key}:${stamp}`
       const r = await viaRedis(rkey, limit, cost, endMs - now + QUOTA_GRACE_MS)

@@ -1,6 +1,7 @@
 import t from 'tap'
 import { Metrics } from '../../../src/main/observability/metrics.js'
 import type { RequestRecord } from '../../../src/main/observability/types.js'
+import { parsePrometheus } from '../../helpers/prometheus-text.js'
 
 const rec = (time: number, ms: number, status = 200, proxy = 'p1', client: string | null = 'c1'): RequestRecord => ({
   time, request_id: 'r', collection_id: 'c', proxy_id: proxy, client_id: client, profile_id: null, method: 'GET', path: '/x',
@@ -38,4 +39,11 @@ t.test('percentiles over recent windows, counters, Prometheus text', async t => 
   t.match(text, /gatehouse_proxy_duration_ms_bucket\{proxy_id="p1",le="\+Inf"\} 101/)
   t.match(text, /gatehouse_proxy_duration_ms_count\{proxy_id="p1"\} 101/)
   for (const line of text.trim().split('\n')) t.match(line, /^(# (HELP|TYPE) \w+ .+|\w+(\{[^}]*\})? [\d.e+-]+)$/, 'exposition line')
+
+  // Label values are escaped so that a strict reader gets the ids back.
+  const odd = 'we"ird\\id\nx'
+  m.record(rec(now, 7, 200, odd, null))
+  const samples = parsePrometheus(m.prometheus())
+  t.equal(samples.find(x => x.name === 'gatehouse_proxy_requests_total' && x.labels.proxy_id === odd)?.value, 1, 'escaped label round trip')
+  t.equal(samples.find(x => x.name === 'gatehouse_client_requests_total' && x.labels.client_id === 'c1')?.value, 101)
 })

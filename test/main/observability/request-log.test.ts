@@ -3,6 +3,8 @@ import { loadConfig } from '../../../src/main/config/config.js'
 import { start } from '../../../src/main/server.js'
 import { createTempDir, createTestDatabase, silentLogger, STORE_KINDS } from '../../helpers/db.js'
 import { startBackend } from '../../helpers/gateway.js'
+import { insertRequestLogs, pruneRequestLogs } from '../../../src/main/store/request-logs.js'
+import { parsePrometheus } from '../../helpers/prometheus-text.js'
 
 for (const kind of STORE_KINDS) {
   t.test(`request logs and metrics match the traffic (${kind})`, async t => {
@@ -24,9 +26,17 @@ for (const kind of STORE_KINDS) {
     const ok = (await api('POST', '/api/v1/proxies', { collection_id: c.id, name: 'ok', methods: ['GET', 'POST'], path: '/ok', status: 'published' })).body
     const bad = (await api('POST', '/api/v1/proxies', { collection_id: c.id, name: 'fail', methods: ['GET'], path: '/fail', status: 'published' })).body
     const g = `http://127.0.0.1:${s.gatewayPort}`
-    for (let i = 0; i < 5; i++) await (await fetch(`${g}/o/ok?i=${i}`, { headers: { connection: 'close' } })).text()
-    await (await fetch(`${g}/o/ok`, { method: 'POST', body: 'hello', headers: { connection: 'close' } })).text()
-    for (let i = 0; i < 2; i++) await (await fetch(`${g}/o/fail`, { headers: { connection: 'close' } })).text()
+    const ids: string[] = []
+    const send = async (path: string, init: RequestInit = {}) => {
+      const res = await fetch(g + path, { ...init, headers: { connection: 'close' } })
+      await res.text()
+      ids.push(res.headers.get('x-request-id')!)
+    }
+    const startedAt = new Date(Date.now() - 1000).toISOString()
+    for (let i = 0; i < 5; i++) await send(`/o/ok?i=${i}`)
+    await send('/o/ok', { method: 'POST', body: 'hello' })
+    for (let i = 0; i < 2; i++) await send('/o/fail')
+    await send('/o/none')
 
     let logs: any
     for (let i = 0; i < 50; i++) {
@@ -43,13 +53,51 @@ for (const kind of STORE_KINDS) {
     t.equal(fails.items.length, 2)
     t.ok(fails.items.every((x: any) => x.proxy_id === bad.id))
     t.equal((await api('GET', '/api/v1/request-logs?status=abc')).status, 400)
+    t.same(logs.items.map((x: any) => x.request_id).sort(), ids.slice(0, 6).sort(), 'the logged request ids are the ones the client got')
+    t.ok(logs.items.every((x: any) => x.bytes_out === 10 && x.status === 200))
+    const unmatched = (await api('GET', '/api/v1/request-logs?status=404')).body
+    t.equal(unmatched.items.length, 1, 'requests matching no proxy are logged too')
+    t.match(unmatched.items[0], { path: '/o/none', proxy_id: null, collection_id: null, request_id: ids[8] })
+
+    // Paging and time filters.
+    const seenIds = new Set<string>()
+    let cursor: string | null = null
+    let pages = 0
+    do {
+      const pageBody: any = (await api('GET', `/api/v1/request-logs?proxy_id=${ok.id}&limit=4${cursor !== null ? `&cursor=${encodeURIComponent(cursor)}` : ''}`)).body
+      for (const x of pageBody.items) seenIds.add(x.request_id)
+      cursor = pageBody.next_cursor
+      pages++
+    } while (cursor !== null && pages < 10)
+    t.equal(pages, 2, 'six records in pages of four')
+    t.equal(seenIds.size, 6, 'every record exactly once across pages')
+    t.equal((await api('GET', `/api/v1/request-logs?until=${encodeURIComponent(startedAt)}`)).body.items.length, 0, 'nothing before the traffic')
+    t.equal((await api('GET', `/api/v1/request-logs?since=${encodeURIComponent(startedAt)}&method=post`)).body.items.length, 1)
+    t.equal((await api('GET', '/api/v1/request-logs?since=yesterday')).status, 400)
+
+    // Retention: records older than the period are pruned, newer ones stay.
+    await insertRequestLogs(s.store, [{ ...logs.items[0], time: Date.now() - 100 * 3_600_000, proxy_id: 'old' }])
+    t.equal((await api('GET', '/api/v1/request-logs?proxy_id=old')).body.items.length, 1)
+    t.equal(await pruneRequestLogs(s.store, new Date(Date.now() - config.REQUEST_LOG_RETENTION_HOURS * 3_600_000)), 1)
+    t.equal((await api('GET', '/api/v1/request-logs?proxy_id=old')).body.items.length, 0, 'the old record is gone')
+    t.equal((await api('GET', `/api/v1/request-logs?proxy_id=${ok.id}`)).body.items.length, 6, 'recent ones stay')
 
     const metrics = (await api('GET', '/api/v1/metrics')).body
     t.equal(metrics.proxies[ok.id].requests, 6)
     t.same(metrics.proxies[bad.id].errors, { '4xx': 0, '5xx': 2 })
     t.equal(metrics.proxies[ok.id].latency_ms.last_1m.requests, 6)
+    t.same(metrics.proxies[ok.id].errors, { '4xx': 0, '5xx': 0 })
+    t.type(metrics.proxies[ok.id].latency_ms.last_1m.p99, 'number')
     const prom = await fetch(`${m}/metrics`, { headers: { connection: 'close' } })
     t.match(prom.headers.get('content-type'), /^text\/plain/)
-    t.match(await prom.text(), `gatehouse_proxy_requests_total{proxy_id="${ok.id}"} 6`)
+    const samples = parsePrometheus(await prom.text())
+    const value = (name: string, labels: Record<string, string>) =>
+      samples.find(x => x.name === name && Object.entries(labels).every(([k, v]) => x.labels[k] === v))?.value
+    t.equal(value('gatehouse_proxy_requests_total', { proxy_id: ok.id }), 6)
+    t.equal(value('gatehouse_proxy_requests_total', { proxy_id: bad.id }), 2)
+    t.equal(value('gatehouse_proxy_errors_total', { proxy_id: bad.id, class: '5xx' }), 2)
+    t.equal(value('gatehouse_proxy_errors_total', { proxy_id: ok.id, class: '4xx' }), 0)
+    t.equal(value('gatehouse_proxy_duration_ms_count', { proxy_id: ok.id }), 6)
+    t.equal(value('gatehouse_proxy_duration_ms_bucket', { proxy_id: ok.id, le: '+Inf' }), 6)
   })
 }

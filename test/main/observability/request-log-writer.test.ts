@@ -1,0 +1,42 @@
+/** The request log writer: batches off the hot path, a bounded buffer while the sink fails, one warning per outage. */
+import t from 'tap'
+import { RequestLogWriter } from '../../../src/main/observability/request-log.js'
+import type { RequestRecord } from '../../../src/main/observability/types.js'
+import { recordingLogger } from '../cache/shared.js'
+
+const rec = (i: number): RequestRecord => ({
+  time: i, request_id: `r${i}`, collection_id: null, proxy_id: null, client_id: null, profile_id: null, method: 'GET', path: '/',
+  status: 200, duration_ms: 1, upstream_ms: null, bytes_in: 0, bytes_out: 0
+})
+
+t.test('records are written in batches, in order, and kept while the sink fails', async t => {
+  const batches: RequestRecord[][] = []
+  let failing = false
+  const { logger, lines } = recordingLogger()
+  const w = new RequestLogWriter({
+    sink: async records => { if (failing) throw new Error('database down'); batches.push(records) },
+    logger, flushIntervalMs: 3_600_000, batchSize: 500, maxBuffer: 2000
+  })
+  t.teardown(() => w.close())
+  for (let i = 0; i < 1200; i++) w.append(rec(i))
+  t.equal(batches.length, 0, 'appending writes nothing by itself')
+  await w.flush()
+  t.same(batches.map(b => b.length), [500, 500, 200], 'batches of at most batchSize')
+  t.same(batches.flat().map(r => r.time), Array.from({ length: 1200 }, (_, i) => i), 'every record once, in order')
+
+  failing = true
+  for (let i = 0; i < 2500; i++) w.append(rec(10_000 + i))
+  await w.flush()
+  await w.flush()
+  t.equal(w.dropped, 500, 'the buffer is bounded: the oldest records are dropped and counted')
+  t.equal(lines.filter(l => l.msg === 'request log writes failing; records are kept in a bounded buffer').length, 1, 'one warning per outage')
+
+  failing = false
+  batches.length = 0
+  await w.flush()
+  const kept = batches.flat().map(r => r.time)
+  t.equal(kept.length, 2000, 'what the buffer held is written when the sink is back')
+  t.equal(kept[0], 10_500)
+  t.equal(kept.at(-1), 12_499)
+  t.ok(lines.some(l => l.msg === 'request log writes resumed'))
+})
