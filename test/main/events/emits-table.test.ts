@@ -46,6 +46,9 @@ for (const kind of STORE_KINDS) {
       return r.body
     }
 
+    const refused = await fetch(`${base}/api/v1/events/stream`, { headers: { connection: 'close' } })
+    t.equal(refused.status, 401, 'the stream needs a token')
+    t.equal((await refused.json() as any).error.code, 'unauthorized')
     const { res, r: stream } = await openStream(t, `${base}/api/v1/events/stream`, { authorization: `Bearer ${tokens.viewer}` })
     t.equal(res.status, 200)
     t.match(res.headers.get('content-type'), /^text\/event-stream/)
