@@ -9,6 +9,7 @@ import { m002Access } from './002-access.js'
 import { m004RequestLogs } from './004-request-logs.js'
 import { m005ProxyBodyLimit } from './005-proxy-body-limit.js'
 import { m003ThreadsAudit } from './003-threads-audit.js'
+import { m006WorkflowVersions } from './006-workflow-versions.js'
 
 export interface Migration { version: number, name: string, sql: string }
 
@@ -17,5 +18,6 @@ export const MIGRATIONS: readonly Migration[] = [
   m002Access,
   m004RequestLogs,
   m003ThreadsAudit,
-  m005ProxyBodyLimit
+  m005ProxyBodyLimit,
+  m006WorkflowVersions
 ]
