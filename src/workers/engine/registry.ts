@@ -2,6 +2,11 @@
 import type { NodeContext, NodeResult } from './types.js'
 import { passTrigger, runCondition, runDelay, runMerge, runParallel, runResponse, runSet } from '../nodes/basic.js'
 import { runHttpRequest } from '../nodes/http-request.js'
+import { runLoop } from '../nodes/loop.js'
+import { runCacheLookup } from '../nodes/cache-lookup.js'
+import { runXml } from '../nodes/xml.js'
+import { runSubworkflow } from '../nodes/subworkflow.js'
+import { runCode } from '../nodes/code.js'
 
 export type Runner = (ctx: NodeContext) => Promise<NodeResult>
 
@@ -19,5 +24,10 @@ export const RUNNERS: Record<string, Runner> = {
   delay_node: runDelay,
   parallel_node: runParallel,
   merge_node: runMerge,
-  http_request_node: runHttpRequest
+  http_request_node: runHttpRequest,
+  loop_node: runLoop,
+  cache_lookup_node: runCacheLookup,
+  xml_node: runXml,
+  execute_subworkflow: runSubworkflow,
+  code_node: runCode
 }

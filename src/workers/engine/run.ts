@@ -87,6 +87,8 @@ async function execute (task: RunTask, bridge: Bridge, started: number): Promise
     const input = task.start_node !== undefined ? upstreamInput(entry, def.edges, st.outputs) : st.triggerOutput
     last = await runLevel(st, level, [{ node: entry, inputs: [input] }], [], undefined)
   } catch (err) {
+    // Past the deadline, whatever failed failed because time ran out (a code node stopped early, say).
+    if (Date.now() >= task.deadline) st.ac.abort()
     status = st.ac.signal.aborted ? 'timeout' : 'error'
     const message = err instanceof Error ? err.message : String(err)
     error = { node_id: (err as { nodeId?: string }).nodeId ?? null, message: status === 'timeout' ? `The workflow did not finish within its time limit: ${message}` : message }
@@ -174,11 +176,12 @@ async function invoke (st: RunState, level: Level, node: WorkflowNode, inputs: u
   const runner = RUNNERS[node.type]
   if (runner === undefined) throw new NodeError(`Node type '${node.type}' cannot run in this version.`)
   let template = st.templates.get(node.id)
-  if (template === undefined) st.templates.set(node.id, template = compileSettings(node.settings ?? {}))
+  if (template === undefined) st.templates.set(node.id, template = compileSettings(templated(node)))
   const settings = template(scopeFor(st, inputs, loop)) as Record<string, unknown>
   const task = st.task
   const result = await runner({
     settings,
+    rawSettings: node.settings ?? {},
     input: TRIGGERS.has(node.type) ? st.triggerOutput : input,
     inputs,
     deadline: task.deadline,
@@ -207,6 +210,14 @@ async function invoke (st: RunState, level: Level, node: WorkflowNode, inputs: u
   })
   if (node.type === 'http_request_node') checkStatus(node, result, st.allOut, st.nodes)
   return result
+}
+
+/** Settings that hold expressions: all but code_node's code, which is JavaScript text. */
+function templated (node: WorkflowNode): Record<string, unknown> {
+  const s = node.settings ?? {}
+  if (node.type !== 'code_node') return s
+  const { code: _code, ...rest } = s
+  return rest
 }
 
 function scopeFor (st: RunState, inputs: unknown[], loop: LoopScope | undefined) {

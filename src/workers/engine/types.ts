@@ -77,6 +77,8 @@ export interface ExecutionResult {
 /** What a node's run function gets. */
 export interface NodeContext {
   settings: Record<string, unknown>
+  /** The settings as saved, before expressions (code_node's `code` is JavaScript, not a template). */
+  rawSettings: Record<string, unknown>
   input: unknown
   inputs: unknown[]
   deadline: number
