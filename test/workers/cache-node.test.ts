@@ -6,7 +6,7 @@ import type { KeyValueCache } from '../../src/main/cache/types.js'
 import type { WorkflowDefinition } from '../../src/common/types.js'
 import { runWorkflow } from '../../src/workers/engine/run.js'
 import { testRedis } from '../main/cache/shared.js'
-import { task } from './helpers.js'
+import { task } from '../helpers/workflow-task.js'
 
 // Runs go through the real pool: cache requests travel from the worker to the main thread.
 const pool = createWorkflowPool(1)

@@ -1,6 +1,6 @@
 import t from 'tap'
 import { runWorkflow } from '../../src/workers/engine/run.js'
-import { chain, task } from './helpers.js'
+import { chain, task } from '../helpers/workflow-task.js'
 
 const code = (src: string, over = {}) => runWorkflow(task(chain([
   { id: 's', name: 'shape', type: 'set_node', settings: { values: { n: 2, list: [1, 2, 3] } } },

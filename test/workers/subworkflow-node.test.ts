@@ -1,7 +1,7 @@
 import t from 'tap'
 import { runWorkflow } from '../../src/workers/engine/run.js'
 import type { WorkflowDefinition } from '../../src/common/types.js'
-import { chain, task } from './helpers.js'
+import { chain, task } from '../helpers/workflow-task.js'
 
 const call = (workflowId: string, input?: string) => ({ id: 'x', name: 'call', type: 'execute_subworkflow', settings: { workflow_id: workflowId, ...(input !== undefined ? { input } : {}) } })
 

@@ -1,6 +1,6 @@
 import t from 'tap'
 import { runWorkflow } from '../../src/workers/engine/run.js'
-import { chain, task } from './helpers.js'
+import { chain, task } from '../helpers/workflow-task.js'
 
 const xml = (settings: Record<string, unknown>, trigger: unknown) =>
   runWorkflow(task(chain([{ id: 'x', name: 'parse', type: 'xml_node', settings }]), { trigger_output: trigger }))
