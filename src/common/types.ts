@@ -49,7 +49,14 @@ export interface WorkflowEdge {
 export interface WorkflowDefinition {
   nodes: WorkflowNode[]
   edges: WorkflowEdge[]
-  runtime_settings?: { timeout_ms?: number, save_on_success?: boolean, save_on_error?: boolean }
+  runtime_settings?: {
+    timeout_ms?: number
+    save_on_success?: boolean
+    save_on_error?: boolean
+    /** The proxy's mailbox: runs in flight at once, and runs waiting beyond those. */
+    max_concurrency?: number
+    max_queue?: number
+  }
 }
 
 export interface Proxy extends BaseRecord {

@@ -3,7 +3,6 @@
  * hub, management listener, gateway listener, route-table reloads, shutdown.
  */
 import type { Config } from './config/config.js'
-import type { WorkflowDefinition } from '../common/types.js'
 import { createLogger, type Logger } from './logger.js'
 import { openStore, type Store } from './store/index.js'
 import { loadRoutingSnapshot, configVersion } from './store/routing.js'
@@ -18,13 +17,11 @@ import { Metrics } from './observability/metrics.js'
 import { RequestLogWriter } from './observability/request-log.js'
 import type { RequestRecord } from './observability/types.js'
 import { insertRequestLogs, pruneRequestLogs } from './store/request-logs.js'
-import { randomUUID } from 'node:crypto'
-import { AppError, gatewayTimeout } from '../common/errors.js'
-import { Mailboxes } from '../actors/mailbox.js'
 import { createWorkflowPool } from './workflows/pool.js'
 import { EMPTY_ACCESS, loadAccessSnapshot, type AccessSnapshot } from './access/snapshot.js'
 import { loadSecretsKey } from './credentials/secrets.js'
-import type { ExecutionResult } from '../workers/engine/types.js'
+import { createRunner } from './workflows/runner.js'
+import { registerWorkflowRunRoutes } from './management/workflow-run-routes.js'
 
 export interface Service {
   gatewayPort: number
@@ -67,21 +64,13 @@ export async function start (config: Readonly<Config>, opts: StartOptions = {}):
     : null
   const observe = (r: RequestRecord) => { metrics.record(r); requestLog?.append(r) }
   const pool = createWorkflowPool(config.WORKERS)
-  const mailboxes = new Mailboxes<ExecutionResult>({ maxQueue: 100, maxConcurrent: Math.max(2, config.WORKERS * 2) })
-  const workflows = async (route: { proxy: { id: string, workflow_id: string }, workflow: WorkflowDefinition | null }, trigger: unknown) => {
-    const def = route.workflow!
-    const timeoutMs = def.runtime_settings?.timeout_ms ?? 30_000
-    const deadline = Date.now() + timeoutMs
-    const result = await mailboxes.get(route.proxy.id).submit(async () => await pool.run({
-      definition: def, workflow: { id: route.proxy.workflow_id, proxy_id: route.proxy.id }, execution_id: randomUUID(),
-      trigger_output: trigger, deadline, outbound_allowlist: [...config.OUTBOUND_ALLOWLIST]
-    }), deadline)
-    if (result.status === 'timeout') throw gatewayTimeout(`The workflow did not finish within ${timeoutMs} ms.`)
-    if (result.status === 'error' || result.response === null) {
-      throw new AppError(500, 'workflow_failed', `The workflow failed${result.error?.node_id != null ? ` at node '${result.error.node_id}'` : ''}: ${result.error?.message ?? 'no answer'}`)
-    }
-    return result.response
-  }
+  const runner = createRunner({
+    store, pool, logger, kv: shared.kv,
+    outboundAllowlist: config.OUTBOUND_ALLOWLIST,
+    keepPerWorkflow: config.EXECUTIONS_PER_WORKFLOW,
+    defaultLimits: { maxQueue: 100, maxConcurrent: Math.max(2, config.WORKERS * 2) }
+  })
+  const workflows = runner.gateway
   const secretsKey = await loadSecretsKey({ secretsKey: config.SECRETS_KEY, dataDir: config.DATA_DIR })
   const access: { current: AccessSnapshot } = { current: EMPTY_ACCESS }
   const gateway = createGateway({
@@ -99,6 +88,7 @@ export async function start (config: Readonly<Config>, opts: StartOptions = {}):
     settle: async () => { await pendingReload }
   })
   registerObservabilityRoutes(management.router, store, metrics)
+  registerWorkflowRunRoutes(management.router, { store, runner })
   management.router.add('GET', '/api/v1/events/stream', async ctx => {
     await handleEventStream(ctx.req, ctx.res, hub, { pingIntervalMs: config.SSE_PING_INTERVAL_MS })
     return undefined
@@ -135,6 +125,7 @@ export async function start (config: Readonly<Config>, opts: StartOptions = {}):
       await Promise.allSettled([gateway.close(), management.close()])
       await requestLog?.close().catch(() => {})
       await pool.close().catch(() => {})
+      await runner.settled()
       await Promise.allSettled([hub.close(), shared.close()])
       await store.close()
       logger.flush()

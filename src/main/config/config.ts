@@ -36,6 +36,7 @@ export interface Config {
   SECRETS_KEY: string
   SSE_PING_INTERVAL_MS: number
   REQUEST_LOG_RETENTION_HOURS: number
+  EXECUTIONS_PER_WORKFLOW: number
   TLS_PORT: number
   TLS_CERT: string
   TLS_KEY: string
@@ -72,6 +73,7 @@ const VARS: Record<keyof Config, VarSpec> = {
   SECRETS_KEY: { type: 'string', default: '', pattern: '^(|[A-Za-z0-9+/]{43}=)$', accepts: 'base64 of 32 bytes, or empty for a key file in DATA_DIR' },
   SSE_PING_INTERVAL_MS: { type: 'integer', default: 15000, minimum: 100, maximum: 3600000, accepts: 'milliseconds 100-3600000' },
   REQUEST_LOG_RETENTION_HOURS: { type: 'integer', default: 72, minimum: 0, maximum: 87600, accepts: 'hours 0-87600 (0 keeps no request log)' },
+  EXECUTIONS_PER_WORKFLOW: { type: 'integer', default: 200, minimum: 0, maximum: 100000, accepts: 'execution records kept per workflow, 0-100000 (0 keeps none)' },
   TLS_PORT: { type: 'integer', default: 8443, minimum: 0, maximum: 65535, accepts: 'a port number 0-65535' },
   TLS_CERT: { type: 'string', default: '', accepts: 'a readable PEM certificate file (with TLS_KEY)' },
   TLS_KEY: { type: 'string', default: '', accepts: 'a readable PEM private key file (with TLS_CERT)' },

@@ -10,6 +10,7 @@ import { m004RequestLogs } from './004-request-logs.js'
 import { m005ProxyBodyLimit } from './005-proxy-body-limit.js'
 import { m003ThreadsAudit } from './003-threads-audit.js'
 import { m006WorkflowVersions } from './006-workflow-versions.js'
+import { m007Executions } from './007-executions.js'
 
 export interface Migration { version: number, name: string, sql: string }
 
@@ -19,5 +20,6 @@ export const MIGRATIONS: readonly Migration[] = [
   m004RequestLogs,
   m003ThreadsAudit,
   m005ProxyBodyLimit,
-  m006WorkflowVersions
+  m006WorkflowVersions,
+  m007Executions
 ]

@@ -1,0 +1,191 @@
+/**
+ * Main-thread orchestration of workflow runs: the one place that builds a
+ * RunTask, submits it through the proxy's mailbox to the worker pool, and keeps
+ * the execution record.
+ *
+ *   gateway request / builder route / replay / manual run
+ *        │ definition, trigger output, mode
+ *        ▼
+ *   runner.run ── resolve sub-workflows (store) ── deadline from runtime_settings
+ *        │
+ *        ▼
+ *   mailbox[proxy] (max_concurrency, max_queue) ──▶ Piscina pool ──▶ ExecutionResult
+ *        │
+ *        ▼
+ *   record ── save_on_success / save_on_error ──▶ executions table (pruned to the newest N)
+ *             gateway runs: written in the background, failures logged
+ */
+import { randomUUID } from 'node:crypto'
+import { AppError, gatewayTimeout } from '../../common/errors.js'
+import type { WorkflowDefinition } from '../../common/types.js'
+import { Mailboxes, type MailboxLimits } from '../../actors/mailbox.js'
+import type { ExecutionResult, RunTask, WorkflowResponse } from '../../workers/engine/types.js'
+import type { Logger } from '../logger.js'
+import type { Store } from '../store/types.js'
+import { insertExecution, pruneExecutions, type ExecutionMode, type ExecutionRecord } from '../store/executions.js'
+import { currentVersion } from '../store/workflow-versions.js'
+import type { KeyValueCache } from '../cache/types.js'
+import { boundRecord } from './record-size.js'
+import { resolveSubworkflows, usesNodeType } from './subworkflows.js'
+
+/** What a run reports to the main thread (the pool bridges a worker's events and cache calls). */
+export interface RunHooks {
+  onEvent?: (e: { type: string, node_id: string, [k: string]: unknown }) => void
+  kv?: KeyValueCache
+}
+interface PoolLike { run (task: RunTask, hooks?: RunHooks): Promise<ExecutionResult> }
+
+export const DEFAULT_TIMEOUT_MS = 30_000
+
+export interface RunRequest {
+  proxy: { id: string, workflow_id: string }
+  definition: WorkflowDefinition
+  mode: ExecutionMode
+  trigger_output: unknown
+  pinned_outputs?: Record<string, unknown>
+  start_node?: string
+  destination_node?: string
+  /** The saved version that runs; undefined: looked up when the record is written. */
+  workflow_version?: number | null
+  replay_of?: string | null
+  /** The saved definition: its runtime_settings set the proxy's mailbox limits. */
+  saved?: boolean
+  /** `settings`: stored per save_on_success / save_on_error; `never`: partial and single-node runs. */
+  persist: 'settings' | 'never'
+  /** Wait for the record to be written before resolving (builder routes); gateway runs do not. */
+  awaitPersist?: boolean
+  hooks?: RunHooks
+}
+
+export interface Runner {
+  run (req: RunRequest): Promise<{ result: ExecutionResult, record: ExecutionRecord }>
+  /** The gateway's entry: the workflow's answer, or an AppError (504 past the deadline, 500 on a failure). */
+  gateway (route: { proxy: { id: string, workflow_id: string }, workflow: WorkflowDefinition | null }, trigger: unknown): Promise<WorkflowResponse>
+  /** Resolves once every record write started so far has finished. */
+  settled (): Promise<void>
+}
+
+export interface RunnerDeps {
+  store: Store
+  pool: PoolLike
+  logger: Logger
+  outboundAllowlist: readonly string[]
+  /** Records kept per workflow (0: none stored). */
+  keepPerWorkflow: number
+  /** Mailbox limits when runtime_settings do not set them. */
+  defaultLimits: MailboxLimits
+  kv?: KeyValueCache
+}
+
+// Bounds the record writes in flight, so a slow database cannot pile up gateway runs' records without end.
+const MAX_PENDING_WRITES = 500
+
+export function createRunner (deps: RunnerDeps): Runner {
+  const mailboxes = new Mailboxes<ExecutionResult>(deps.defaultLimits)
+  let dropped = 0
+  let failing = false
+
+  const limitsOf = (def: WorkflowDefinition): MailboxLimits => ({
+    maxConcurrent: def.runtime_settings?.max_concurrency ?? deps.defaultLimits.maxConcurrent,
+    maxQueue: def.runtime_settings?.max_queue ?? deps.defaultLimits.maxQueue
+  })
+
+  const write = async (record: ExecutionRecord, version: number | null | undefined): Promise<void> => {
+    record.workflow_version = version !== undefined ? version : (await currentVersion(deps.store, record.workflow_id))?.number ?? null
+    await deps.store.tx(async q => {
+      await insertExecution(q, record)
+      await pruneExecutions(q, record.workflow_id, deps.keepPerWorkflow)
+    })
+  }
+
+  // Writes go one after another, in the order runs finish: list order is finish order, and pruning never races itself.
+  let chain: Promise<void> = Promise.resolve()
+  let pending = 0
+  const persist = (record: ExecutionRecord, version: number | null | undefined): Promise<void> => {
+    if (pending >= MAX_PENDING_WRITES) {
+      if (dropped++ === 0) deps.logger.warn('execution record writes are backed up; records are being dropped')
+      record.persisted = false
+      return Promise.resolve()
+    }
+    pending++
+    chain = chain.then(async () => await write(record, version)).then(() => {
+      if (failing || dropped > 0) deps.logger.info({ dropped }, 'execution record writes resumed')
+      failing = false
+      dropped = 0
+    }, (err: Error) => {
+      record.persisted = false
+      if (!failing) deps.logger.warn({ err: err.message, workflow_id: record.workflow_id }, 'execution record could not be stored; the run itself finished')
+      failing = true
+    }).finally(() => { pending-- })
+    return chain
+  }
+
+  const run: Runner['run'] = async (req) => {
+    const def = req.definition
+    const timeoutMs = def.runtime_settings?.timeout_ms ?? DEFAULT_TIMEOUT_MS
+    const deadline = Date.now() + timeoutMs
+    const executionId = randomUUID()
+    const subworkflows = await resolveSubworkflows(deps.store, def, req.proxy.workflow_id)
+    const task: RunTask & { subworkflows?: Record<string, WorkflowDefinition>, depth?: number } = {
+      definition: def,
+      workflow: { id: req.proxy.workflow_id, proxy_id: req.proxy.id },
+      execution_id: executionId,
+      trigger_output: req.trigger_output,
+      deadline,
+      outbound_allowlist: [...deps.outboundAllowlist]
+    }
+    if (req.pinned_outputs !== undefined) task.pinned_outputs = req.pinned_outputs
+    if (req.start_node !== undefined) task.start_node = req.start_node
+    if (req.destination_node !== undefined) task.destination_node = req.destination_node
+    if (subworkflows !== null) { task.subworkflows = subworkflows; task.depth = 0 }
+    const box = mailboxes.get(req.proxy.id)
+    if (req.saved === true) box.limits = limitsOf(def)
+    // Hooks cost a message channel per run: only for a stream, or a cache node that needs the shared cache.
+    const kv = deps.kv !== undefined && usesNodeType('cache_lookup_node', def, subworkflows) ? deps.kv : undefined
+    const hooks = req.hooks?.onEvent !== undefined || kv !== undefined ? { kv, onEvent: req.hooks?.onEvent } : undefined
+    const result = await box.submit(async () => await (hooks === undefined ? deps.pool.run(task) : deps.pool.run(task, hooks)), deadline)
+    const record: ExecutionRecord = boundRecord({
+      id: executionId,
+      workflow_id: req.proxy.workflow_id,
+      proxy_id: req.proxy.id,
+      mode: req.mode,
+      status: result.status,
+      started_at: result.started_at,
+      finished_at: result.finished_at,
+      duration_ms: result.duration_ms,
+      trigger_output: req.trigger_output ?? null,
+      node_inputs: result.node_inputs,
+      nodes: result.nodes,
+      response: result.response,
+      error: result.error,
+      workflow_version: req.workflow_version ?? null,
+      replay_of: req.replay_of ?? null,
+      persisted: false,
+      created_at: result.finished_at,
+      updated_at: result.finished_at
+    })
+    const rs = def.runtime_settings ?? {}
+    const keep = req.persist === 'settings' && deps.keepPerWorkflow > 0 &&
+      (result.status === 'success' ? rs.save_on_success === true : rs.save_on_error !== false)
+    if (keep) {
+      record.persisted = true
+      const written = persist(record, req.workflow_version)
+      if (req.awaitPersist === true) await written
+    }
+    return { result, record }
+  }
+
+  return {
+    run,
+    async gateway (route, trigger) {
+      const def = route.workflow!
+      const { result } = await run({ proxy: route.proxy, definition: def, mode: 'gateway', trigger_output: trigger, saved: true, persist: 'settings' })
+      if (result.status === 'timeout') throw gatewayTimeout(`The workflow did not finish within ${def.runtime_settings?.timeout_ms ?? DEFAULT_TIMEOUT_MS} ms.`)
+      if (result.status === 'error' || result.response === null) {
+        throw new AppError(500, 'workflow_failed', `The workflow failed${result.error?.node_id != null ? ` at node '${result.error.node_id}'` : ''}: ${result.error?.message ?? 'no answer'}`)
+      }
+      return result.response
+    },
+    async settled () { await chain }
+  }
+}

@@ -1,0 +1,61 @@
+/** A whole service (store of the given kind, gateway, management, worker pool) and small API helpers for workflow tests. */
+import { loadConfig } from '../../../src/main/config/config.js'
+import { start, type Service } from '../../../src/main/server.js'
+import { silentLogger, storeConfig, type StoreKind } from '../../helpers/db.js'
+
+interface T { teardown (fn: () => unknown): void }
+
+export interface WorkflowService {
+  s: Service
+  gateway: string
+  api (method: string, path: string, body?: unknown, role?: 'viewer' | 'editor' | 'admin'): Promise<{ status: number, body: any, headers: Headers }>
+  /** A published proxy under a fresh collection; returns the proxy record. */
+  proxy (path: string, methods?: string[]): Promise<any>
+  /** Polls a GET until `ok` holds (bounded), for records written off the request path. */
+  until (path: string, ok: (body: any) => boolean): Promise<any>
+}
+
+let n = 0
+
+export async function startService (t: T, kind: StoreKind, env: Record<string, string> = {}): Promise<WorkflowService> {
+  const store = await storeConfig(t, kind)
+  const config = loadConfig({
+    DATABASE_URL: store.DATABASE_URL, DATA_DIR: store.DATA_DIR, PORT: '0', HOST: '127.0.0.1', MANAGEMENT_PORT: '0',
+    LOG_LEVEL: 'silent', WORKERS: '1', OUTBOUND_ALLOWLIST: '127.0.0.1', ...env
+  })
+  const s = await start(config, { logger: silentLogger })
+  t.teardown(() => s.close())
+  const tokens = new Map<string, string>()
+  const m = `http://127.0.0.1:${s.managementPort}/api/v1`
+  const api: WorkflowService['api'] = async (method, path, body, role = 'editor') => {
+    if (!tokens.has(role)) tokens.set(role, await s.issueToken!(`${role}-user`, role))
+    const r = await fetch(m + path, {
+      method,
+      headers: { authorization: `Bearer ${tokens.get(role)!}`, 'content-type': 'application/json', connection: 'close' },
+      body: body === undefined ? undefined : JSON.stringify(body)
+    })
+    const text = await r.text()
+    let parsed: unknown = text
+    try { parsed = text === '' ? undefined : JSON.parse(text) } catch {}
+    return { status: r.status, body: parsed, headers: r.headers }
+  }
+  return {
+    s,
+    gateway: `http://127.0.0.1:${s.gatewayPort}`,
+    api,
+    async proxy (path, methods = ['POST']) {
+      n++
+      const c = (await api('POST', '/collections', { name: `c${n}`, base_path: `/c${n}`, upstream_url: 'http://127.0.0.1:9', auth_required: false }, 'admin')).body
+      const p = (await api('POST', '/proxies', { collection_id: c.id, name: `p${n}`, methods, path, status: 'published' }, 'admin')).body
+      return { ...p, base: `/c${n}` }
+    },
+    async until (path, ok) {
+      for (let i = 0; i < 200; i++) {
+        const r = await api('GET', path, undefined, 'viewer')
+        if (ok(r.body)) return r.body
+        await new Promise(resolve => setTimeout(resolve, 100))
+      }
+      throw new Error(`condition not met for GET ${path}`)
+    }
+  }
+}
