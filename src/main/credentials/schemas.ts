@@ -112,6 +112,7 @@ function toDetail (e: ErrorObject): ErrorDetail {
 export function validateCredentialInput (type: unknown, config: unknown): ErrorDetail[] {
   if (!isCredentialType(type)) return [{ field: 'type', message: `type must be one of ${CREDENTIAL_TYPES.join(', ')}.` }]
   if (typeof config !== 'object' || config === null || Array.isArray(config)) return [{ field: 'config', message: 'config must be an object.' }]
+  if (type === 'imap') foldImapTlsShorthand(config as Record<string, unknown>)
   const validate = validators[type]!
   const details = validate(config) ? [] : (validate.errors ?? []).map(toDetail)
   for (const p of SECRET_FIELDS[type]) {
@@ -127,4 +128,24 @@ export function validateCredentialInput (type: unknown, config: unknown): ErrorD
     c.port ??= c.tls.secure ? 993 : 143
   }
   return details
+}
+
+const IMAP_TLS_KEYS = ['secure', 'starttls', 'reject_unauthorized'] as const
+
+/**
+ * The common shorthands of IMAP TLS settings, folded in place into the `tls` object:
+ * `tls: true|false` means `tls.secure`, and `secure`, `starttls`, `reject_unauthorized`
+ * given beside `host` move into `tls` (unless `tls` sets them too).
+ */
+function foldImapTlsShorthand (config: Record<string, unknown>): void {
+  if (typeof config.tls === 'boolean') config.tls = { secure: config.tls }
+  const moved = IMAP_TLS_KEYS.filter(k => typeof config[k] === 'boolean')
+  if (moved.length === 0) return
+  if (config.tls === undefined) config.tls = {}
+  if (typeof config.tls !== 'object' || config.tls === null || Array.isArray(config.tls)) return
+  const tls = config.tls as Record<string, unknown>
+  for (const k of moved) {
+    tls[k] ??= config[k]
+    delete config[k]
+  }
 }

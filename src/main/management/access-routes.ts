@@ -21,6 +21,8 @@ const policyFields = {
 const clientFields = { name, description, status: { type: 'string', enum: ['active', 'suspended'] } }
 const AUTH_TYPES = ['api_key', 'jwt', 'oidc', 'mtls', 'none']
 const profileFields = {
+  // May be sent (it is a field of the record); must then be the client of the path.
+  client_id: { type: 'string', minLength: 1 },
   name,
   auth_type: { type: 'string', enum: AUTH_TYPES },
   policy_id: { type: ['string', 'null'] },
@@ -30,8 +32,9 @@ const profileFields = {
   oidc: { type: ['object', 'null'], additionalProperties: false, required: ['issuer'], properties: { issuer: { type: 'string', pattern: '^https?://' }, jwks_url: { type: ['string', 'null'], pattern: '^https?://' }, audience: { type: ['string', 'null'] } } },
   mtls_fingerprint: { type: ['string', 'null'], pattern: '^([0-9A-Fa-f]{2}:?){31}[0-9A-Fa-f]{2}$' }
 }
-const { auth_type: _authType, ...profileUpdateFields } = profileFields
 const obj = (props: object, required: string[] = []) => ({ type: 'object', additionalProperties: false, required, properties: props })
+/** Profile fields a client may send back as it read them; they cannot be set. */
+const PROFILE_READ_ONLY = ['has_credentials', 'rotated_at', 'credentials']
 
 export function registerAccessRoutes (router: Router, deps: ManagementDeps): void {
   const { store, events } = deps
@@ -92,11 +95,15 @@ export function registerAccessRoutes (router: Router, deps: ManagementDeps): voi
     return { status: 200, body: after, headers: etag(after.version) }
   }, { role: 'admin', body: obj(clientFields) })
   router.add('PUT', '/api/v1/clients/:id/status', async ctx => {
-    const { after } = await store.tx(async q => await clients.update(q, ctx.params.id, { status: ctx.body.status }, ctx.ifMatch))
+    const { after } = await store.tx(async q => {
+      // Without a status the route toggles active <-> suspended.
+      const next = ctx.body.status ?? ((await clients.lock(q, ctx.params.id)).status === 'active' ? 'suspended' : 'active')
+      return await clients.update(q, ctx.params.id, { status: next }, ctx.ifMatch)
+    })
     events.publish({ resource_kind: 'client', client_id: after.id, operation: 'status_changed', actor_sub: sub(ctx) })
     changed()
     return { status: 200, body: after, headers: etag(after.version) }
-  }, { role: 'admin', body: obj({ status: clientFields.status }, ['status']) })
+  }, { role: 'admin', body: obj({ status: clientFields.status }) })
   router.add('DELETE', '/api/v1/clients/:id', async ctx => {
     const c = await store.tx(async q => await clients.remove(q, ctx.params.id, ctx.ifMatch))
     events.publish({ resource_kind: 'client', client_id: c.id, operation: 'deleted', actor_sub: sub(ctx) })
@@ -107,8 +114,9 @@ export function registerAccessRoutes (router: Router, deps: ManagementDeps): voi
   // --- profiles ---------------------------------------------------------------
   const base = '/api/v1/clients/:clientId/profiles'
   const inClient = (clientId: string) => ({ client_id: clientId })
-  const checkRefs = async (q: Queryable, body: Record<string, any>, authType: string, current?: ProfileRow) => {
+  const checkRefs = async (q: Queryable, body: Record<string, any>, clientId: string) => {
     const details: ErrorDetail[] = []
+    if (body.client_id !== undefined && body.client_id !== clientId) details.push({ field: 'client_id', message: `must be the client of the path ('${clientId}'); a profile cannot move to another client` })
     if (body.policy_id != null) {
       const { rows } = await q.query('SELECT 1 FROM policies WHERE id = $1', [body.policy_id])
       if (rows.length === 0) details.push({ field: 'policy_id', message: `policy '${String(body.policy_id)}' does not exist` })
@@ -119,10 +127,8 @@ export function registerAccessRoutes (router: Router, deps: ManagementDeps): voi
       for (const id of body.collection_ids as string[]) if (!found.has(id)) details.push({ field: 'collection_ids', message: `collection '${id}' does not exist` })
     }
     for (const c of (body.ip_allowlist ?? []) as string[]) if (parseCidr(c) === null) details.push({ field: 'ip_allowlist', message: `'${c}' is not an IP address or CIDR` })
-    const oidc = body.oidc !== undefined ? body.oidc : current?.oidc
-    if (authType === 'oidc' && (oidc === null || oidc === undefined)) details.push({ field: 'oidc', message: 'is required for auth_type oidc ({issuer, jwks_url?, audience?})' })
-    const fp = body.mtls_fingerprint !== undefined ? body.mtls_fingerprint : current?.mtls_fingerprint
-    if (authType === 'mtls' && (fp === null || fp === undefined)) details.push({ field: 'mtls_fingerprint', message: 'is required for auth_type mtls (SHA-256 of the client certificate)' })
+    // An oidc profile without `oidc` settings, or an mtls one without a fingerprint, may be saved:
+    // the gateway refuses its calls (401) until they are set.
     if (details.length > 0) throw validationFailed(`The profile is invalid: ${details.map(d => `${d.field} ${d.message}`).join('; ')}.`, details)
   }
   /** New secret material for the types that have some. */
@@ -154,24 +160,27 @@ export function registerAccessRoutes (router: Router, deps: ManagementDeps): voi
     const m = await material(authType)
     const p = await store.tx(async q => {
       await clients.lock(q, ctx.params.clientId)
-      await checkRefs(q, ctx.body, authType)
+      await checkRefs(q, ctx.body, ctx.params.clientId)
       return await profiles.insert(q, { collection_ids: [], ...ctx.body, auth_type: authType, client_id: ctx.params.clientId, api_key_hash: m.api_key_hash, secret_sealed: m.secret_sealed })
     })
     profileEvent(p, 'created', sub(ctx))
     changed()
     return { status: 201, body: { ...publicProfile(p), credentials: { auth_type: authType, ...m.plain } }, headers: etag(p.version) }
-  }, { role: 'admin', body: obj(profileFields, ['name']) })
+  }, { role: 'admin', body: obj(profileFields, ['name']), readOnly: PROFILE_READ_ONLY })
   router.add('PUT', `${base}/:id`, async ctx => {
     const { after } = await store.tx(async q => {
       const cur = await profiles.lock(q, ctx.params.id, inClient(ctx.params.clientId))
-      await checkRefs(q, ctx.body ?? {}, cur.auth_type, cur)
-      const { auth_type: _ignored, ...patch } = ctx.body ?? {}
+      await checkRefs(q, ctx.body, ctx.params.clientId)
+      if (ctx.body.auth_type !== undefined && ctx.body.auth_type !== cur.auth_type) {
+        throw validationFailed('auth_type changes through PUT /api/v1/clients/:clientId/profiles/:id/auth-type, which issues the new credentials.', [{ field: 'auth_type', message: 'cannot change here; use the auth-type route' }])
+      }
+      const { auth_type: _same, client_id: _path, ...patch } = ctx.body
       return await profiles.update(q, ctx.params.id, patch, ctx.ifMatch, inClient(ctx.params.clientId))
     })
     profileEvent(after, 'updated', sub(ctx))
     changed()
     return { status: 200, body: publicProfile(after), headers: etag(after.version) }
-  }, { role: 'admin', body: obj(profileUpdateFields) })
+  }, { role: 'admin', body: obj(profileFields), readOnly: PROFILE_READ_ONLY })
   router.add('DELETE', `${base}/:id`, async ctx => {
     const p = await store.tx(async q => await profiles.remove(q, ctx.params.id, ctx.ifMatch, inClient(ctx.params.clientId)))
     profileEvent(p, 'deleted', sub(ctx))
@@ -188,14 +197,14 @@ export function registerAccessRoutes (router: Router, deps: ManagementDeps): voi
     const { after } = await store.tx(async q => await profiles.update(q, cur.id, { api_key_hash: m.api_key_hash, secret_sealed: m.secret_sealed, rotated_at: new Date().toISOString() }, ctx.ifMatch))
     profileEvent(after, 'updated', sub(ctx))
     changed()
-    return { status: 200, body: { rotated: true, profile: publicProfile(after), credentials: { auth_type: after.auth_type, ...m.plain } } }
+    return { status: 200, body: { rotated: true, profile: publicProfile(after), credentials: { auth_type: after.auth_type, ...m.plain } }, headers: etag(after.version) }
   }, { role: 'admin' })
   router.add('PUT', `${base}/:id/auth-type`, async ctx => {
     const authType = ctx.body.auth_type as string
     const m = await material(authType)
     const { after } = await store.tx(async q => {
       const cur = await profiles.lock(q, ctx.params.id, inClient(ctx.params.clientId))
-      await checkRefs(q, ctx.body, authType, cur)
+      await checkRefs(q, ctx.body, ctx.params.clientId)
       return await profiles.update(q, cur.id, { ...ctx.body, auth_type: authType, api_key_hash: m.api_key_hash, secret_sealed: m.secret_sealed }, ctx.ifMatch)
     })
     profileEvent(after, 'updated', sub(ctx))

@@ -15,7 +15,8 @@ const fields = {
 }
 const createSchema = { type: 'object', additionalProperties: false, required: ['name', 'base_path', 'upstream_url'], properties: fields }
 const updateSchema = { type: 'object', additionalProperties: false, properties: fields }
-const statusSchema = { type: 'object', additionalProperties: false, required: ['status'], properties: { status: fields.status } }
+// Without a status the route toggles active <-> disabled.
+const statusSchema = { type: 'object', additionalProperties: false, properties: { status: fields.status } }
 const duplicateSchema = { type: 'object', additionalProperties: false, properties: { name: fields.name, base_path: fields.base_path } }
 
 export function registerCollectionRoutes (router: Router, deps: ManagementDeps): void {
@@ -53,7 +54,7 @@ export function registerCollectionRoutes (router: Router, deps: ManagementDeps):
   }, { role: 'editor' })
 
   router.add('PUT', '/api/v1/collections/:id/status', async ctx => {
-    const c = await updateCollection(store, ctx.params.id, { status: ctx.body.status }, ctx.ifMatch)
+    const c = await updateCollection(store, ctx.params.id, { status: ctx.body.status }, ctx.ifMatch, { toggle: ['active', 'disabled'] })
     changed(c, 'status_changed', ctx.user?.sub)
     return { status: 200, body: c, headers: etag(c.version) }
   }, { role: 'editor', body: statusSchema })

@@ -38,6 +38,8 @@ const fields = {
   timeout_ms: { type: ['integer', 'null'], minimum: 1, maximum: 3_600_000 },
   max_body_bytes: { type: ['integer', 'null'], minimum: 1, maximum: 1_073_741_824 }
 }
+/** Proxy fields a client may send back as it read them; the workflow routes set them. */
+const READ_ONLY = ['workflow_enabled', 'workflow', 'workflow_id']
 const createSchema = { type: 'object', additionalProperties: false, required: ['collection_id', 'name', 'methods', 'path'], properties: fields }
 const updateSchema = { type: 'object', additionalProperties: false, properties: fields }
 const duplicateSchema = { type: 'object', additionalProperties: false, properties: { collection_id: fields.collection_id, name: fields.name, path: fields.path } }
@@ -80,7 +82,7 @@ export function registerProxyRoutes (router: Router, deps: ManagementDeps): void
     changed(p, 'created', ctx.user?.sub)
     deps.onConfigChange()
     return { status: 201, body: p, headers: etag(p.version) }
-  }, { role: 'editor', body: createSchema })
+  }, { role: 'editor', body: createSchema, readOnly: READ_ONLY })
 
   // Registered before '/api/v1/proxies/:id' routes so the static segment wins.
   router.add('POST', '/api/v1/proxies/bulk', async ctx => {
@@ -122,7 +124,7 @@ export function registerProxyRoutes (router: Router, deps: ManagementDeps): void
     changed(p, 'updated', ctx.user?.sub)
     deps.onConfigChange()
     return { status: 200, body: p, headers: etag(p.version) }
-  }, { role: 'editor', body: updateSchema })
+  }, { role: 'editor', body: updateSchema, readOnly: READ_ONLY })
 
   router.add('DELETE', '/api/v1/proxies/:id', async ctx => {
     const p = await deleteProxy(store, ctx.params.id, ctx.ifMatch)

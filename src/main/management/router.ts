@@ -36,11 +36,18 @@ export interface RouteOptions {
   /** Hand the body over unparsed (e.g. multipart uploads). */
   raw?: boolean
   maxBodyBytes?: number
+  /**
+   * Fields of the record that a body may carry but that cannot be set (a client sending back
+   * what it read): dropped before validation. `id`, `version`, `created_at`, `updated_at` always are.
+   */
+  readOnly?: readonly string[]
   /** Audit trail: the resource kind and action of a change when the path does not say them; false: not audited as a change. */
   audit?: false | { kind?: string, action?: string }
 }
 
-export interface Route { method: string, segments: string[], handler: Handler, opts: RouteOptions, validate: ValidateFunction | null }
+export interface Route { method: string, segments: string[], handler: Handler, opts: RouteOptions, validate: ValidateFunction | null, readOnly: readonly string[] }
+
+const RECORD_FIELDS = ['id', 'version', 'created_at', 'updated_at']
 
 const addFormats = addFormatsModule as unknown as (ajv: Ajv) => Ajv
 export const ajv = addFormats(new Ajv({ allErrors: true, useDefaults: true, coerceTypes: false, strict: false }))
@@ -62,6 +69,18 @@ export function ajvDetails (errors: ErrorObject[] | null | undefined, prefix = '
   })
 }
 
+/**
+ * Validates a parsed body in place (ajv fills defaults into it). A missing body counts as `{}`,
+ * so handlers always get an object; read-only record fields are dropped first.
+ */
+export function checkBody (route: Route, body: unknown): unknown {
+  if (route.validate === null) return body
+  const value = body ?? {}
+  if (typeof value === 'object' && value !== null && !Array.isArray(value)) for (const f of route.readOnly) delete (value as Record<string, unknown>)[f]
+  validateWith(route.validate, value)
+  return value
+}
+
 export function validateWith (validate: ValidateFunction, data: unknown, what = 'The request body'): void {
   if (!validate(data)) throw validationFailed(`${what} is invalid: ${ajvDetails(validate.errors).map(d => `${d.field} ${d.message}`).join('; ')}.`, ajvDetails(validate.errors))
 }
@@ -71,7 +90,9 @@ export class Router {
 
   add (method: string, pattern: string, handler: Handler, opts: RouteOptions = {}): void {
     const validate = opts.body === undefined ? null : ajv.compile(opts.body)
-    this.routes.push({ method: method.toUpperCase(), segments: pattern.split('/').filter(Boolean), handler, opts, validate })
+    const declared = (opts.body?.properties ?? {}) as Record<string, unknown>
+    const readOnly = [...RECORD_FIELDS, ...opts.readOnly ?? []].filter(f => !(f in declared))
+    this.routes.push({ method: method.toUpperCase(), segments: pattern.split('/').filter(Boolean), handler, opts, validate, readOnly: validate === null ? [] : readOnly })
   }
 
   /** Finds the route for a path; throws 404 or 405 (with Allow) when there is none. */

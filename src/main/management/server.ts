@@ -11,7 +11,7 @@ import { isDatabaseUnavailable, type Store } from '../store/types.js'
 import type { EventSink } from '../events/types.js'
 import { hasRole } from '../auth/roles.js'
 import type { Auth } from '../auth/verifier.js'
-import { Router, validateWith, type Reply, type RequestContext, type Route } from './router.js'
+import { Router, checkBody, type Reply, type RequestContext, type Route } from './router.js'
 import { registerCollectionRoutes } from './collections-routes.js'
 import { registerProxyRoutes } from './proxies-routes.js'
 import { registerWorkflowRoutes } from './workflow-routes.js'
@@ -127,7 +127,7 @@ async function handle (router: Router, deps: ManagementDeps, audit: AuditTrail, 
       const raw = await readBody(req, route.opts.maxBodyBytes ?? DEFAULT_BODY_LIMIT)
       if (route.opts.raw === true) ctx.rawBody = raw
       else ctx.body = parseJson(req, raw)
-      if (route.validate !== null) validateWith(route.validate, ctx.body ?? {})
+      ctx.body = checkBody(route, ctx.body)
     }
     reply = await route.handler(ctx)
     if (reply === undefined) { status = res.statusCode; return }

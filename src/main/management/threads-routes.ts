@@ -27,7 +27,8 @@ const putSchema = {
         type: 'object',
         required: ['role', 'content'],
         properties: {
-          role: { type: 'string', enum: ['user', 'assistant', 'system', 'tool'] },
+          // Assistants name roles differently (user, assistant, system, tool, developer, function, model…).
+          role: { type: 'string', minLength: 1, maxLength: 50 },
           content: { type: ['string', 'object', 'array'] }
         }
       }
@@ -56,7 +57,7 @@ export function registerThreadRoutes (router: Router, deps: Pick<ManagementDeps,
       }
       const thread = await saveThread(deps.store, surface, ctx.user!.sub, { messages, title, metadata }, ctx.ifMatch)
       return { status: 200, body: thread, headers: etag(thread.version) }
-    }, { role: 'viewer', body: putSchema, maxBodyBytes: 2 * THREAD_LIMITS.bytes, audit: audit('update') })
+    }, { role: 'viewer', body: putSchema, maxBodyBytes: 2 * THREAD_LIMITS.bytes, readOnly: ['surface'], audit: audit('update') })
 
     router.add('DELETE', path, async ctx => {
       await deleteThread(deps.store, surface, ctx.user!.sub, ctx.ifMatch)

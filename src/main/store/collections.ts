@@ -75,10 +75,12 @@ function checkVersion (current: Collection | Proxy, ifVersion: number | undefine
 
 export { checkVersion }
 
-export async function updateCollection (store: Store, id: string, patch: CollectionPatch, ifVersion?: number): Promise<Collection> {
+/** Applies `patch`; with `toggle`, a patch without a status flips the status between the two values. */
+export async function updateCollection (store: Store, id: string, patch: CollectionPatch, ifVersion?: number, opts: { toggle?: [Collection['status'], Collection['status']] } = {}): Promise<Collection> {
   return await store.tx(async q => {
     const current = await lockCollection(q, id)
     checkVersion(current, ifVersion)
+    if (opts.toggle !== undefined && patch.status === undefined) patch = { ...patch, status: current.status === opts.toggle[0] ? opts.toggle[1] : opts.toggle[0] }
     if (patch.base_path !== undefined && patch.base_path !== current.base_path) await assertBasePathFree(q, patch.base_path, id)
     const sets: string[] = []
     const params: unknown[] = [id]

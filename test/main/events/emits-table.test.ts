@@ -199,7 +199,7 @@ for (const kind of STORE_KINDS) {
     t.equal((await api('editor', 'DELETE', '/api/v1/proxies/no-such-proxy')).status, 404)
     t.equal((await api('admin', 'DELETE', `/api/v1/credentials/${cred.id}`, undefined, { 'if-match': '"1"' })).status, 412)
     t.equal((await api('admin', 'PUT', `/api/v1/policies/${pol.id}/toggle-status`, { status: 'paused' })).status, 400)
-    t.equal((await api('admin', 'PUT', `${P}/${prof.id}/auth-type`, { auth_type: 'oidc' })).status, 400)
+    t.equal((await api('admin', 'PUT', `${P}/${prof.id}/auth-type`, { auth_type: 'oidc', oidc: { issuer: 'not a url' } })).status, 400)
     t.equal((await api('admin', 'POST', `/api/v1/clients/no-such-client/profiles`, { name: 'k' })).status, 404)
     t.equal((await api('editor', 'PUT', `/api/v1/proxies/${proxy.id}/workflow`, { workflow: { nodes: [], edges: [] }, enabled: true })).status, 400)
     await expectNothing('refused, invalid, conflicting, stale and not-found changes')

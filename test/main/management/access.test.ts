@@ -70,8 +70,8 @@ for (const kind of STORE_KINDS) {
     t.match(m.events.at(-1), { resource_kind: 'profile', operation: 'updated' })
     t.equal((await m.call('GET', `${P}/${prof.id}/credentials`)).body.api_key, r.body.credentials.api_key)
 
-    r = await m.call('PUT', `${P}/${prof.id}/auth-type`, { body: { auth_type: 'oidc' } })
-    t.equal(r.status, 400, 'oidc needs its settings')
+    r = await m.call('PUT', `${P}/${prof.id}/auth-type`, { body: { auth_type: 'oidc', oidc: { issuer: 'idp.example' } } })
+    t.equal(r.status, 400, 'oidc settings are checked')
     r = await m.call('PUT', `${P}/${prof.id}/auth-type`, { body: { auth_type: 'oidc', oidc: { issuer: 'https://idp.example', audience: 'shop' } } })
     t.equal(r.status, 200)
     t.equal(r.body.auth_type, 'oidc')

@@ -77,7 +77,7 @@ for (const kind of STORE_KINDS) {
 
     t.test('validation, size bounds and auth', async t => {
       const path = PATHS[0]
-      let r = await alice('PUT', path, { messages: [{ role: 'robot', content: 'x' }] })
+      let r = await alice('PUT', path, { messages: [{ role: 7, content: 'x' }] })
       t.equal(r.status, 400)
       t.equal(r.body.error.code, 'validation_failed')
       t.match(r.body.error.details[0], { field: 'messages.0.role' })
