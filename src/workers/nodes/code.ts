@@ -47,11 +47,12 @@ export const runCode = async (ctx: NodeContext): Promise<NodeResult> => {
   const code = ctx.rawSettings.code
   if (typeof code !== 'string' || code.trim() === '') throw new NodeError(`Code node '${name}' needs code: the body of a function, ending with a return.`)
   if (code.length > MAX_CODE) throw new NodeError(`Code node '${name}': the code is longer than ${MAX_CODE} characters.`)
+  const data = JSON.stringify(sandboxData(ctx))
+  // Loading the module (once per worker) does not count against the code's time.
+  const QuickJS = await quickjs()
   const limitMs = Math.min(CODE_TIME_MS, ctx.deadline - Date.now())
   const stopAt = Date.now() + limitMs
   if (limitMs <= 0) throw new NodeError('The run reached its deadline.')
-  const data = JSON.stringify(sandboxData(ctx))
-  const QuickJS = await quickjs()
   const rt = QuickJS.newRuntime()
   let interrupted = false
   rt.setMemoryLimit(CODE_MEMORY_BYTES)
