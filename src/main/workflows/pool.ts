@@ -10,7 +10,6 @@ import fs from 'node:fs'
 import { fileURLToPath } from 'node:url'
 import { MessageChannel, type MessagePort } from 'node:worker_threads'
 import { Piscina } from 'piscina'
-import type { WorkflowDefinition } from '../../common/types.js'
 import type { BridgeMessage, ExecutionResult, RunEvent, RunTask } from '../../workers/engine/types.js'
 import type { KeyValueCache } from '../cache/types.js'
 
@@ -28,9 +27,6 @@ export interface WorkflowPool {
   readonly threads: number
   close (): Promise<void>
 }
-
-/** How deep execute_subworkflow may nest (the top-level run is depth 0). */
-export const MAX_SUBWORKFLOW_DEPTH = 5
 
 function workerFile (): string {
   // Compiled: dist/src/workers/workflow-worker.js. From sources (tests), the .ts next to it.
@@ -78,31 +74,4 @@ function serve (port: MessagePort, hooks: RunHooks): Promise<void> {
       op.then(value => answer({ value }), (err: Error) => answer({ error: `The cache failed: ${err.message}` }))
     })
   })
-}
-
-/**
- * Every definition reachable from `definition` through execute_subworkflow nodes,
- * keyed by workflow_id, for RunTask.subworkflows. `load` returns a workflow's
- * definition or null when there is none; references deeper than
- * MAX_SUBWORKFLOW_DEPTH are not loaded (the run then fails with a clear error).
- * Ids that are expressions (`{{ }}`) cannot be resolved ahead and are skipped.
- */
-export async function collectSubworkflows (definition: WorkflowDefinition, load: (workflowId: string) => Promise<WorkflowDefinition | null>): Promise<Record<string, WorkflowDefinition>> {
-  const found: Record<string, WorkflowDefinition> = {}
-  let frontier: WorkflowDefinition[] = [definition]
-  for (let depth = 1; depth <= MAX_SUBWORKFLOW_DEPTH && frontier.length > 0; depth++) {
-    const next: WorkflowDefinition[] = []
-    for (const def of frontier) {
-      for (const n of def.nodes) {
-        const id = n.type === 'execute_subworkflow' ? n.settings?.workflow_id : undefined
-        if (typeof id !== 'string' || id === '' || id.includes('{{') || Object.prototype.hasOwnProperty.call(found, id)) continue
-        const sub = await load(id)
-        if (sub === null) continue
-        found[id] = sub
-        next.push(sub)
-      }
-    }
-    frontier = next
-  }
-  return found
 }

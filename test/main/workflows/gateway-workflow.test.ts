@@ -1,24 +1,30 @@
-import t from 'tap'
+import t, { type Test } from 'tap'
 import { loadConfig } from '../../../src/main/config/config.js'
 import { start } from '../../../src/main/server.js'
 import { createTempDir, silentLogger } from '../../helpers/db.js'
 import { startBackend } from '../../helpers/gateway.js'
 
-t.test('a published proxy with an enabled workflow answers from the workflow, run in the worker pool', async t => {
+/** The whole service on port 0 (workflows run in its worker pool), and an editor's management API client. */
+async function service (t: Test) {
   const config = loadConfig({ DATA_DIR: await createTempDir(t), PORT: '0', HOST: '127.0.0.1', MANAGEMENT_PORT: '0', LOG_LEVEL: 'silent', WORKERS: '1', OUTBOUND_ALLOWLIST: '127.0.0.1' })
   const s = await start(config, { logger: silentLogger })
   t.teardown(() => s.close())
-  const backend = await startBackend(t, (req, res) => {
-    if (req.url === '/users/7') { res.setHeader('content-type', 'application/json'); res.end(JSON.stringify({ name: 'Ada' })); return }
-    res.statusCode = 404
-    res.end('{}')
-  })
   const token = await s.issueToken!('alice', 'editor')
   const m = `http://127.0.0.1:${s.managementPort}/api/v1`
   const api = async (method: string, path: string, body?: unknown) => {
     const r = await fetch(m + path, { method, headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json', connection: 'close' }, body: body === undefined ? undefined : JSON.stringify(body) })
     return { status: r.status, body: await r.json() as any }
   }
+  return { s, api }
+}
+
+t.test('a published proxy with an enabled workflow answers from the workflow, run in the worker pool', async t => {
+  const { s, api } = await service(t)
+  const backend = await startBackend(t, (req, res) => {
+    if (req.url === '/users/7') { res.setHeader('content-type', 'application/json'); res.end(JSON.stringify({ name: 'Ada' })); return }
+    res.statusCode = 404
+    res.end('{}')
+  })
   const c = (await api('POST', '/collections', { name: 'wf', base_path: '/wf', upstream_url: 'http://127.0.0.1:9', auth_required: false })).body
   const p = (await api('POST', '/proxies', { collection_id: c.id, name: 'user', methods: ['POST'], path: '/users/{id}', status: 'published' })).body
   const workflow = {
@@ -53,20 +59,12 @@ t.test('a published proxy with an enabled workflow answers from the workflow, ru
 })
 
 t.test('loop, code and XML nodes at the gateway: a SOAP backend answer is unwrapped, each line priced in the sandbox', async t => {
-  const config = loadConfig({ DATA_DIR: await createTempDir(t), PORT: '0', HOST: '127.0.0.1', MANAGEMENT_PORT: '0', LOG_LEVEL: 'silent', WORKERS: '1', OUTBOUND_ALLOWLIST: '127.0.0.1' })
-  const s = await start(config, { logger: silentLogger })
-  t.teardown(() => s.close())
+  const { s, api } = await service(t)
   const backend = await startBackend(t, (_req, res) => {
     res.setHeader('content-type', 'text/xml')
     res.end('<soap:Envelope xmlns:soap="http://schemas.xmlsoap.org/soap/envelope/"><soap:Body><m:Prices xmlns:m="urn:p">' +
       '<m:Line sku="a">2.50</m:Line><m:Line sku="b">4</m:Line></m:Prices></soap:Body></soap:Envelope>')
   })
-  const token = await s.issueToken!('alice', 'editor')
-  const m = `http://127.0.0.1:${s.managementPort}/api/v1`
-  const api = async (method: string, path: string, body?: unknown) => {
-    const r = await fetch(m + path, { method, headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json', connection: 'close' }, body: body === undefined ? undefined : JSON.stringify(body) })
-    return { status: r.status, body: await r.json() as any }
-  }
   const c = (await api('POST', '/collections', { name: 'soap', base_path: '/soap', upstream_url: 'http://127.0.0.1:9', auth_required: false })).body
   const p = (await api('POST', '/proxies', { collection_id: c.id, name: 'prices', methods: ['POST'], path: '/prices', status: 'published' })).body
   const workflow = {

@@ -1,5 +1,5 @@
 import t from 'tap'
-import { createWorkflowPool, collectSubworkflows, type RunEvent } from '../../../src/main/workflows/pool.js'
+import { createWorkflowPool, type RunEvent } from '../../../src/main/workflows/pool.js'
 import { createMemoryKv } from '../../../src/main/cache/memory-kv.js'
 import type { RunTask } from '../../../src/workers/engine/types.js'
 import type { WorkflowDefinition } from '../../../src/common/types.js'
@@ -56,19 +56,4 @@ t.test('a failing node is reported as node_failed with its error', async t => {
 t.test('a throwing onEvent listener does not break the run', async t => {
   const r = await pool.run(task(simple), { onEvent: () => { throw new Error('listener bug') } })
   t.equal(r.status, 'success')
-})
-
-t.test('collectSubworkflows resolves every reachable workflow, at most 5 levels deep', async t => {
-  const chain = (next: string | null): WorkflowDefinition => ({
-    nodes: [{ id: 't', name: 'trigger', type: 'manual_trigger', settings: {} },
-      ...(next === null ? [] : [{ id: 'x', name: 'call', type: 'execute_subworkflow', settings: { workflow_id: next } }])],
-    edges: next === null ? [] : [{ id: '1', source: 't', target: 'x' }]
-  })
-  const store: Record<string, WorkflowDefinition> = { w1: chain('w2'), w2: chain('w3'), w3: chain('w4'), w4: chain('w5'), w5: chain('w6'), w6: chain('w7'), w7: chain(null), self: chain('self') }
-  const asked: string[] = []
-  const load = async (id: string) => { asked.push(id); return store[id] ?? null }
-  const found = await collectSubworkflows(chain('w1'), load)
-  t.same(Object.keys(found).sort(), ['w1', 'w2', 'w3', 'w4', 'w5'])
-  t.same(Object.keys(await collectSubworkflows(chain('self'), load)), ['self'], 'a workflow calling itself is loaded once')
-  t.same(await collectSubworkflows(chain('nope'), load), {}, 'a missing workflow is left out (the run then names it)')
 })
