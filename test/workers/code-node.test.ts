@@ -99,3 +99,13 @@ t.test('inside a loop, the loop context is visible', async t => {
   t.equal(r.status, 'success', r.error?.message)
   t.same(r.response?.body, { items: [{ sq: 9, i: 0, total: 2 }, { sq: 16, i: 1, total: 2 }] })
 })
+
+t.test('a promise that never settles and console.log', async t => {
+  let r = await code('await new Promise(() => {}); return 1')
+  t.equal(r.status, 'error')
+  t.match(r.error?.message, /never settled/)
+  r = await code("console.log('hello'); return 'logged'")
+  t.same(r.response?.body, 'logged')
+  r = await code('')
+  t.match(r.error?.message, /needs code/)
+})
