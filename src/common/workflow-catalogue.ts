@@ -157,24 +157,24 @@ export const NODE_CATALOGUE: readonly NodeDescription[] = [
     default_source_handle: 'loop'
   },
   plain('xml_node', 'data', 'Converts XML to JSON (optionally unwrapping a SOAP body) or JSON to XML.', {
-    mode: { type: 'string', enum: ['xml_to_json', 'json_to_xml'], description: '"xml_to_json" or "json_to_xml"' },
+    mode: { type: 'string', enum: ['xml_to_json', 'json_to_xml'], description: '"xml_to_json" (default) or "json_to_xml"' },
     source: anyValue('a {{ }} expression giving the XML text or the object to convert'),
     unwrap_soap: bool
-  }, ['mode', 'source'], '{output: <converted value>}', 'One input, one output.'),
+  }, ['source'], '{output: <converted value>}', 'One input, one output. mode defaults to "xml_to_json".'),
   plain('execute_subworkflow', 'flow', 'Runs another proxy\'s workflow with an input and returns its answer.', {
     workflow_id: required('the workflow_id of the proxy whose workflow runs'),
     input: anyValue('a {{ }} expression giving the sub-workflow\'s trigger output')
-  }, ['workflow_id'], '{output: <the sub-workflow\'s response body or last output>}', 'One input, one output.'),
+  }, ['workflow_id'], 'the sub-workflow\'s response body (or its last node\'s output)', 'One input, one output. Sub-workflows nest at most 5 levels.'),
   plain('code_node', 'data', 'Runs JavaScript in a sandbox with memory and time limits; its return value is the output.', {
     code: required('the body of a JavaScript function; $json, $input, $workflow, $execution are in scope')
-  }, ['code'], '{output: <return value>}', 'One input, one output. The code is JavaScript, not an expression.'),
+  }, ['code'], 'the value the code returns (JSON)', 'One input, one output. The code is JavaScript, not an expression.'),
   {
     ...plain('cache_lookup_node', 'data', 'Reads or writes the shared cache (memory or Redis).', {
-      operation: { type: 'string', enum: ['get', 'set'], description: '"get" or "set"' },
+      operation: { type: 'string', enum: ['get', 'set'], description: '"get" (default) or "set"' },
       key: required('cache key; may embed {{ }} expressions'),
       value: anyValue('for set: the value to store'),
-      ttl_seconds: int(1, 31_536_000)
-    }, ['operation', 'key'], 'get: {hit, value}; set: {stored: true, value}',
+      ttl_seconds: int(1, 2_592_000)
+    }, ['key'], 'get: {hit, value}; set: {key, value, ttl_seconds} (ttl default 3600)',
     'For operation "get", every outgoing edge needs sourceHandle "hit" or "miss"; "set" has one output and no handles.'),
     requires_source_handle: true,
     supported_source_handles: ['hit', 'miss'],

@@ -1,6 +1,7 @@
 /** Finding a proxy by the id its workflow routes use (`/api/v1/workflows/:workflowId/...`). */
 import { notFound } from '../../common/errors.js'
-import type { Proxy } from '../../common/types.js'
+import type { Proxy, WorkflowDefinition } from '../../common/types.js'
+import { json } from './rows.js'
 import { toProxy } from './proxies.js'
 import type { Queryable } from './types.js'
 
@@ -10,9 +11,8 @@ export async function getProxyByWorkflowId (q: Queryable, workflowId: string): P
   return toProxy(rows[0])
 }
 
-/** Saved definitions of the given workflows (unknown ids are left out). */
-export async function definitionsByWorkflowId (q: Queryable, workflowIds: string[]): Promise<Map<string, Proxy>> {
-  if (workflowIds.length === 0) return new Map()
-  const { rows } = await q.query('SELECT * FROM proxies WHERE workflow_id = ANY($1::text[])', [workflowIds])
-  return new Map(rows.map(r => { const p = toProxy(r); return [p.workflow_id, p] }))
+/** A workflow's saved definition (null when it has none or does not exist). */
+export async function savedDefinition (q: Queryable, workflowId: string): Promise<WorkflowDefinition | null> {
+  const { rows } = await q.query('SELECT workflow FROM proxies WHERE workflow_id = $1', [workflowId])
+  return rows.length === 0 ? null : json<WorkflowDefinition | null>(rows[0].workflow)
 }

@@ -25,15 +25,9 @@ import type { Store } from '../store/types.js'
 import { insertExecution, pruneExecutions, type ExecutionMode, type ExecutionRecord } from '../store/executions.js'
 import { currentVersion } from '../store/workflow-versions.js'
 import type { KeyValueCache } from '../cache/types.js'
+import type { RunHooks, WorkflowPool } from './pool.js'
 import { boundRecord } from './record-size.js'
 import { resolveSubworkflows, usesNodeType } from './subworkflows.js'
-
-/** What a run reports to the main thread (the pool bridges a worker's events and cache calls). */
-export interface RunHooks {
-  onEvent?: (e: { type: string, node_id: string, [k: string]: unknown }) => void
-  kv?: KeyValueCache
-}
-interface PoolLike { run (task: RunTask, hooks?: RunHooks): Promise<ExecutionResult> }
 
 export const DEFAULT_TIMEOUT_MS = 30_000
 
@@ -67,7 +61,7 @@ export interface Runner {
 
 export interface RunnerDeps {
   store: Store
-  pool: PoolLike
+  pool: Pick<WorkflowPool, 'run'>
   logger: Logger
   outboundAllowlist: readonly string[]
   /** Records kept per workflow (0: none stored). */
@@ -125,8 +119,8 @@ export function createRunner (deps: RunnerDeps): Runner {
     const timeoutMs = def.runtime_settings?.timeout_ms ?? DEFAULT_TIMEOUT_MS
     const deadline = Date.now() + timeoutMs
     const executionId = randomUUID()
-    const subworkflows = await resolveSubworkflows(deps.store, def, req.proxy.workflow_id)
-    const task: RunTask & { subworkflows?: Record<string, WorkflowDefinition>, depth?: number } = {
+    const subworkflows = await resolveSubworkflows(deps.store, def)
+    const task: RunTask = {
       definition: def,
       workflow: { id: req.proxy.workflow_id, proxy_id: req.proxy.id },
       execution_id: executionId,
@@ -143,7 +137,7 @@ export function createRunner (deps: RunnerDeps): Runner {
     // Hooks cost a message channel per run: only for a stream, or a cache node that needs the shared cache.
     const kv = deps.kv !== undefined && usesNodeType('cache_lookup_node', def, subworkflows) ? deps.kv : undefined
     const hooks = req.hooks?.onEvent !== undefined || kv !== undefined ? { kv, onEvent: req.hooks?.onEvent } : undefined
-    const result = await box.submit(async () => await (hooks === undefined ? deps.pool.run(task) : deps.pool.run(task, hooks)), deadline)
+    const result = await box.submit(async () => await deps.pool.run(task, hooks), deadline)
     const record: ExecutionRecord = boundRecord({
       id: executionId,
       workflow_id: req.proxy.workflow_id,
