@@ -1,0 +1,80 @@
+import t from 'tap'
+import { startService } from './service.js'
+
+const n = (id: string, type: string, settings: Record<string, unknown> = {}) => ({ id, name: id, type, settings })
+const e = (source: string, target: string, sourceHandle?: string) => ({ id: `${source}-${target}-${sourceHandle ?? ''}`, source, target, sourceHandle })
+
+t.test('gateway runs through the runner: mailbox limits, sub-workflows and the shared cache', async t => {
+  const w = await startService(t, 'embedded', { WORKERS: '2' })
+  const post = async (path: string) => await fetch(w.gateway + path, { method: 'POST', headers: { connection: 'close' } })
+
+  t.test('a full mailbox answers 503 with Retry-After at once', async t => {
+    const p = await w.proxy('/slow')
+    const r = await w.api('PUT', `/proxies/${p.id as string}/workflow`, {
+      enabled: true,
+      workflow: {
+        nodes: [n('trg', 'http_trigger'), n('wait', 'delay_node', { delay_ms: 3000 }), n('reply', 'response_node', { status: 200, body: 'done' })],
+        edges: [e('trg', 'wait'), e('wait', 'reply')],
+        runtime_settings: { timeout_ms: 30000, max_concurrency: 1, max_queue: 0 }
+      }
+    })
+    t.equal(r.status, 200)
+    // Two at once: one holds the only slot for 3 s, the other finds no room.
+    const answers = await Promise.all([post(`${p.base as string}/slow`), post(`${p.base as string}/slow`)])
+    const statuses = answers.map(a => a.status).sort()
+    t.same(statuses, [200, 503])
+    const busy = answers.find(a => a.status === 503)!
+    t.equal(busy.headers.get('retry-after'), '1')
+    t.match(await busy.json(), { error: { code: 'service_unavailable', message: /busy/ } })
+    t.equal((await post(`${p.base as string}/slow`)).status, 200, 'room again once the run ended')
+
+    const bad = await w.api('PUT', `/proxies/${p.id as string}/workflow`, { workflow: { nodes: [], edges: [], runtime_settings: { max_concurrency: 0 } } })
+    t.equal(bad.status, 400)
+    t.match(bad.body.error.details, [{ field: 'runtime_settings.max_concurrency' }])
+  })
+
+  t.test('execute_subworkflow runs another proxy\'s saved workflow', async t => {
+    const inner = await w.proxy('/inner')
+    await w.api('PUT', `/proxies/${inner.id as string}/workflow`, {
+      workflow: { nodes: [n('in', 'http_trigger'), n('double', 'response_node', { status: 200, body: { twice: '{{ trigger.n * 2 }}' } })], edges: [e('in', 'double')] }
+    })
+    const outer = await w.proxy('/outer/{n}')
+    const r = await w.api('PUT', `/proxies/${outer.id as string}/workflow`, {
+      enabled: true,
+      workflow: {
+        nodes: [
+          n('trg', 'http_trigger'),
+          n('sub', 'execute_subworkflow', { workflow_id: inner.workflow_id, input: { n: '{{ Number(trigger.params.n) }}' } }),
+          n('reply', 'response_node', { status: 200, body: '{{sub}}' })
+        ],
+        edges: [e('trg', 'sub'), e('sub', 'reply')]
+      }
+    })
+    t.equal(r.status, 200)
+    const res = await post(`${outer.base as string}/outer/21`)
+    t.equal(res.status, 200)
+    t.same(await res.json(), { twice: 42 })
+  })
+
+  t.test('cache_lookup_node reaches the shared cache', async t => {
+    const p = await w.proxy('/cached/{k}')
+    await w.api('PUT', `/proxies/${p.id as string}/workflow`, {
+      enabled: true,
+      workflow: {
+        nodes: [
+          n('trg', 'http_trigger'),
+          n('get', 'cache_lookup_node', { operation: 'get', key: 'k:{{trigger.params.k}}' }),
+          n('set', 'cache_lookup_node', { operation: 'set', key: 'k:{{trigger.params.k}}', value: 'stored', ttl_seconds: 60 }),
+          n('hit', 'response_node', { status: 200, body: { from: 'cache', value: '{{get.value}}' } }),
+          n('miss', 'response_node', { status: 201, body: { from: 'origin' } })
+        ],
+        edges: [e('trg', 'get'), e('get', 'hit', 'hit'), e('get', 'set', 'miss'), e('set', 'miss')]
+      }
+    })
+    let res = await post(`${p.base as string}/cached/a`)
+    t.equal(res.status, 201)
+    res = await post(`${p.base as string}/cached/a`)
+    t.equal(res.status, 200)
+    t.same(await res.json(), { from: 'cache', value: 'stored' })
+  })
+})
