@@ -26,15 +26,15 @@ const WASM_PAGES = { initial: 256, maximum: 1024 }
 // The project's type libraries do not declare WebAssembly: just what is used here.
 declare const WebAssembly: { compile (bytes: Uint8Array): Promise<object>, Memory: new (d: { initial: number, maximum: number }) => object }
 
-let compiled: object | undefined
-let shared: QuickJSWASMModule | undefined
+let compiled: Promise<object> | undefined
+let shared: Promise<QuickJSWASMModule> | undefined
 
 /** The worker's QuickJS module (one per worker, replaced after any fault inside it). */
 async function quickjs (): Promise<QuickJSWASMModule> {
-  if (shared !== undefined) return shared
-  compiled ??= await WebAssembly.compile(fs.readFileSync(createRequire(import.meta.url).resolve('@jitl/quickjs-wasmfile-release-sync/wasm')))
-  shared = await newQuickJSWASMModuleFromVariant(newVariant(RELEASE_SYNC, { wasmModule: compiled, wasmMemory: new WebAssembly.Memory(WASM_PAGES) }))
-  return shared
+  compiled ??= WebAssembly.compile(fs.readFileSync(createRequire(import.meta.url).resolve('@jitl/quickjs-wasmfile-release-sync/wasm')))
+  const wasmModule = await compiled
+  shared ??= newQuickJSWASMModuleFromVariant(newVariant(RELEASE_SYNC, { wasmModule, wasmMemory: new WebAssembly.Memory(WASM_PAGES) }))
+  return await shared
 }
 
 const PRELUDE = `const __d = JSON.parse(globalThis.__input); globalThis.__input = undefined;
