@@ -18,23 +18,37 @@ export interface PolicyOutcome { headers: Array<[string, string]>, error: AppErr
 
 const NONE: PolicyOutcome = { headers: [], error: null }
 
-export async function applyPolicy (limiter: RateLimiter, policy: PolicySnapshot | undefined, profileId: string): Promise<PolicyOutcome> {
+/**
+ * Counts one request against the profile's policy. Synchronous when the limiter
+ * can answer at once (memory), so the gateway decides within the request's callback.
+ */
+export function applyPolicy (limiter: RateLimiter, policy: PolicySnapshot | undefined, profileId: string): PolicyOutcome | Promise<PolicyOutcome> {
   if (policy === undefined || policy.status !== 'enabled' || (policy.rate_limit === null && policy.quota === null)) return NONE
-  let tightest: { limit: number, r: HitResult } | null = null
-  const consider = (limit: number, r: HitResult) => {
-    if (tightest === null || r.remaining < tightest.r.remaining || (!r.allowed && tightest.r.allowed)) tightest = { limit, r }
+  const rl = policy.rate_limit
+  const q = policy.quota
+  const rlKey = `rl:${policy.id}:${profileId}`
+  const qKey = `q:${policy.id}:${profileId}`
+  const sync = limiter.sync
+  if (sync !== undefined) {
+    const r = rl === null ? null : sync.hit(rlKey, rl.requests, rl.per_seconds)
+    return decide(policy, r, r === null || r.allowed ? (q === null ? null : sync.hitQuota(qKey, q.requests, q.period)) : null)
   }
-  if (policy.rate_limit !== null) {
-    const r = await limiter.hit(`rl:${policy.id}:${profileId}`, policy.rate_limit.requests, policy.rate_limit.per_seconds)
-    consider(policy.rate_limit.requests, r)
-    if (!r.allowed) return outcome(tightest!, 'The rate limit of your plan is reached; retry after the reset.')
+  return (async () => {
+    const r = rl === null ? null : await limiter.hit(rlKey, rl.requests, rl.per_seconds)
+    // A refused rate limit does not spend quota.
+    return decide(policy, r, r === null || r.allowed ? (q === null ? null : await limiter.hitQuota(qKey, q.requests, q.period)) : null)
+  })()
+}
+
+/** The answer for the two counters' results (null: not counted): a refusal, or the tighter counter's headers. */
+function decide (policy: PolicySnapshot, rate: HitResult | null, quota: HitResult | null): PolicyOutcome {
+  if (rate !== null && !rate.allowed) return outcome({ limit: policy.rate_limit!.requests, r: rate }, 'The rate limit of your plan is reached; retry after the reset.')
+  if (quota !== null && !quota.allowed) {
+    return outcome({ limit: policy.quota!.requests, r: quota }, `The ${policy.quota!.period === 'day' ? 'daily' : 'monthly'} quota of your plan is spent.`)
   }
-  if (policy.quota !== null) {
-    const r = await limiter.hitQuota(`q:${policy.id}:${profileId}`, policy.quota.requests, policy.quota.period)
-    consider(policy.quota.requests, r)
-    if (!r.allowed) return outcome({ limit: policy.quota.requests, r }, `The ${policy.quota.period === 'day' ? 'daily' : 'monthly'} quota of your plan is spent.`)
-  }
-  return outcome(tightest!, '')
+  let tightest: { limit: number, r: HitResult } | null = rate === null ? null : { limit: policy.rate_limit!.requests, r: rate }
+  if (quota !== null && (tightest === null || quota.remaining < tightest.r.remaining)) tightest = { limit: policy.quota!.requests, r: quota }
+  return tightest === null ? NONE : outcome(tightest, '')
 }
 
 function outcome (t: { limit: number, r: HitResult }, message: string): PolicyOutcome {

@@ -92,7 +92,8 @@ export function createProfileAuthenticator () {
     return m === null ? null : m[1]
   }
 
-  async function verifyCredential (p: ProfileSnapshot, call: CallIdentity): Promise<AppError | null> {
+  /** Null when the credentials prove the profile; a promise only when a token must be verified (not cached). */
+  function verifyCredential (p: ProfileSnapshot, call: CallIdentity): AppError | null | Promise<AppError | null> {
     switch (p.auth_type) {
       case 'none': return null
       case 'mtls': {
@@ -103,9 +104,14 @@ export function createProfileAuthenticator () {
       case 'api_key': {
         const token = bearer(call.authorization)
         if (token === null) return unauthorized('Send the profile API key as Authorization: Bearer <key>.')
+        // Keys that passed are remembered per profile version, so a repeat costs a lookup instead of a hash.
+        const key = `${p.id}:${p.version}:${token}`
+        if (cached(key)) return null
         const have = Buffer.from(hashApiKey(token), 'hex')
         const want = Buffer.from(p.api_key_hash ?? '', 'hex')
-        return want.length === have.length && timingSafeEqual(have, want) ? null : unauthorized('The API key is not valid for this profile.')
+        if (want.length !== have.length || !timingSafeEqual(have, want)) return unauthorized('The API key is not valid for this profile.')
+        remember(key, Number.MAX_SAFE_INTEGER)
+        return null
       }
       case 'jwt':
       case 'oidc': {
@@ -113,51 +119,63 @@ export function createProfileAuthenticator () {
         if (token === null) return unauthorized('Send a token as Authorization: Bearer <token>.')
         const key = `${p.id}:${p.version}:${token}`
         if (cached(key)) return null
-        try {
-          let exp: number | undefined
-          if (p.auth_type === 'jwt') {
-            if (p.jwt_secret === null) return unauthorized('This profile has no signing secret.')
-            const r = await jwtVerify(token, new TextEncoder().encode(p.jwt_secret), { algorithms: ['HS256'], requiredClaims: ['exp'], clockTolerance: CLOCK_SKEW_S })
-            exp = r.payload.exp
-          } else {
-            const o = p.oidc
-            if (o === null) return unauthorized('This profile has no OIDC settings.')
-            const r = await jwtVerify(token, keysFor(o), {
-              issuer: o.issuer, audience: o.audience ?? undefined, requiredClaims: ['exp'], clockTolerance: CLOCK_SKEW_S, algorithms: ALGORITHMS
-            })
-            exp = r.payload.exp
-          }
-          remember(key, Math.min((exp ?? 0) * 1000, Date.now() + 5 * 60_000))
-          return null
-        } catch (err) {
-          const code = (err as { code?: string }).code
-          // The issuer's keys could not be fetched (network, discovery, timeout): the caller is not at fault.
-          if (code === undefined || code === 'ERR_JWKS_TIMEOUT' || code === 'ERR_JOSE_GENERIC' || code === 'ERR_JWKS_INVALID') return serviceUnavailable('The identity provider of this profile could not be reached; retry shortly.', 5)
-          return unauthorized(code === 'ERR_JWT_EXPIRED' ? 'The token has expired.' : 'The token is not valid for this profile.')
-        }
+        return verifyToken(p, token, key)
       }
     }
   }
 
+  async function verifyToken (p: ProfileSnapshot, token: string, key: string): Promise<AppError | null> {
+    try {
+      let exp: number | undefined
+      if (p.auth_type === 'jwt') {
+        if (p.jwt_secret === null) return unauthorized('This profile has no signing secret.')
+        const r = await jwtVerify(token, new TextEncoder().encode(p.jwt_secret), { algorithms: ['HS256'], requiredClaims: ['exp'], clockTolerance: CLOCK_SKEW_S })
+        exp = r.payload.exp
+      } else {
+        const o = p.oidc
+        if (o === null) return unauthorized('This profile has no OIDC settings.')
+        const r = await jwtVerify(token, keysFor(o), {
+          issuer: o.issuer, audience: o.audience ?? undefined, requiredClaims: ['exp'], clockTolerance: CLOCK_SKEW_S, algorithms: ALGORITHMS
+        })
+        exp = r.payload.exp
+      }
+      remember(key, Math.min((exp ?? 0) * 1000, Date.now() + 5 * 60_000))
+      return null
+    } catch (err) {
+      const code = (err as { code?: string }).code
+      // The issuer's keys could not be fetched (network, discovery, timeout): the caller is not at fault.
+      if (code === undefined || code === 'ERR_JWKS_TIMEOUT' || code === 'ERR_JOSE_GENERIC' || code === 'ERR_JWKS_INVALID') return serviceUnavailable('The identity provider of this profile could not be reached; retry shortly.', 5)
+      return unauthorized(code === 'ERR_JWT_EXPIRED' ? 'The token has expired.' : 'The token is not valid for this profile.')
+    }
+  }
+
+  /** What the credentials being right still leaves to check: client status, collection, method, address. */
+  const admit = (p: ProfileSnapshot, call: CallIdentity): Principal | AppError => {
+    if (p.client_status !== 'active') return forbidden('This client is suspended.')
+    if (!p.collection_ids.includes(call.collectionId)) return forbidden('This profile may not call this API.')
+    if (p.allowed_methods !== null && p.allowed_methods.length > 0 && !p.allowed_methods.includes(call.method)) {
+      return forbidden(`This profile may not use ${call.method} here.`)
+    }
+    if (p.ip_allowlist !== null && p.ip_allowlist.length > 0 && !p.ip_allowlist.some(c => cidrContains(c, call.remoteIp))) {
+      return forbidden('Calls from this address are not allowed for this profile.')
+    }
+    return { client_id: p.client_id, profile_id: p.id, policy_id: p.policy_id }
+  }
+
   return {
-    /** Checks one call against the snapshot; resolves to the principal or an AppError to answer. */
-    async authenticate (profiles: ReadonlyMap<string, ProfileSnapshot>, call: CallIdentity): Promise<Principal | AppError> {
+    /**
+     * Checks one call against the snapshot: the principal or an AppError to answer, at once
+     * unless a token must be verified (first sight of a jwt or oidc token).
+     */
+    authenticate (profiles: ReadonlyMap<string, ProfileSnapshot>, call: CallIdentity): Principal | AppError | Promise<Principal | AppError> {
       if (call.clientId === undefined || call.profileId === undefined) {
         return unauthorized('This API needs X-Client-ID and X-Profile-ID headers with your credentials.')
       }
       const p = profiles.get(call.profileId)
       if (p === undefined || p.client_id !== call.clientId) return unauthorized('Unknown client or profile.')
-      const bad = await verifyCredential(p, call)
-      if (bad !== null) return bad
-      if (p.client_status !== 'active') return forbidden('This client is suspended.')
-      if (!p.collection_ids.includes(call.collectionId)) return forbidden('This profile may not call this API.')
-      if (p.allowed_methods !== null && p.allowed_methods.length > 0 && !p.allowed_methods.includes(call.method)) {
-        return forbidden(`This profile may not use ${call.method} here.`)
-      }
-      if (p.ip_allowlist !== null && p.ip_allowlist.length > 0 && !p.ip_allowlist.some(c => cidrContains(c, call.remoteIp))) {
-        return forbidden('Calls from this address are not allowed for this profile.')
-      }
-      return { client_id: p.client_id, profile_id: p.id, policy_id: p.policy_id }
+      const bad = verifyCredential(p, call)
+      if (bad instanceof Promise) return bad.then(b => b ?? admit(p, call))
+      return bad ?? admit(p, call)
     },
     /** Forgets cached verifications (e.g. after a rotation). */
     clear () { verified.clear() }

@@ -1,5 +1,7 @@
 import { quotaPeriod, secondsUntil } from './quota-period.js'
-import type { HitResult, RateLimiter } from './types.js'
+import type { HitResult, QuotaPeriod, RateLimiter } from './types.js'
+
+const startOfMonth = (ms: number) => { const d = new Date(ms); return Date.UTC(d.getUTCFullYear(), d.getUTCMonth(), 1) }
 
 interface Counter { count: number, resetAt: number }
 
@@ -24,13 +26,28 @@ export function createMemoryLimiter (now: () => number = Date.now): RateLimiter 
     if (allowed) c.count += cost
     return { allowed, remaining: Math.max(0, limit - c.count), resetSeconds: secondsUntil(c.resetAt, at) }
   }
-  return {
-    async hit (key, limit, windowSeconds, cost = 1) {
+  // The current period per kind, recomputed only when it ends (no Date work per hit).
+  const periods: Partial<Record<QuotaPeriod, { stamp: string, endMs: number, startMs: number }>> = {}
+  const periodAt = (period: QuotaPeriod, at: number) => {
+    let p = periods[period]
+    if (p === undefined || at >= p.endMs || at < p.startMs) {
+      const q = quotaPeriod(period, at)
+      p = periods[period] = { ...q, startMs: period === 'day' ? q.endMs - 86_400_000 : startOfMonth(at) }
+    }
+    return p
+  }
+  const sync = {
+    hit (key: string, limit: number, windowSeconds: number, cost = 1): HitResult {
       return count(`w:${key}`, limit, cost, () => now() + windowSeconds * 1000)
     },
-    async hitQuota (key, limit, period, cost = 1) {
-      const { stamp, endMs } = quotaPeriod(period, now())
+    hitQuota (key: string, limit: number, period: QuotaPeriod, cost = 1): HitResult {
+      const { stamp, endMs } = periodAt(period, now())
       return count(`q:${key}:${stamp}`, limit, cost, () => endMs)
     }
+  }
+  return {
+    sync,
+    async hit (key, limit, windowSeconds, cost = 1) { return sync.hit(key, limit, windowSeconds, cost) },
+    async hitQuota (key, limit, period, cost = 1) { return sync.hitQuota(key, limit, period, cost) }
   }
 }

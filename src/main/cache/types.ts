@@ -42,4 +42,12 @@ export interface RateLimiter {
   hit (key: string, limit: number, windowSeconds: number, cost?: number): Promise<HitResult>
   /** Quota per UTC calendar day or month. */
   hitQuota (key: string, limit: number, period: QuotaPeriod, cost?: number): Promise<HitResult>
+  /**
+   * The same counters answered synchronously, when the limiter needs no I/O (memory):
+   * the gateway then decides within the request's own callback, without a promise hop.
+   */
+  readonly sync?: {
+    hit (key: string, limit: number, windowSeconds: number, cost?: number): HitResult
+    hitQuota (key: string, limit: number, period: QuotaPeriod, cost?: number): HitResult
+  }
 }

@@ -12,10 +12,9 @@ import type { Logger } from '../logger.js'
 import { compileRouteTable, type CompiledRoute, type RouteTable } from './route-table.js'
 import { buildRequestHead, buildTargetPath, DROP_RESPONSE, type ClientRequestInfo } from './request-head.js'
 import { UpstreamClient, type Exchange } from './upstream.js'
-import { createProfileAuthenticator, type Principal, type ProfileSnapshot } from '../access/profile-auth.js'
+import type { Principal } from '../access/profile-auth.js'
+import { createAccessGate, type AccessDecision, type GatewayAccess } from '../access/gate.js'
 import type { RequestRecord } from '../observability/types.js'
-import { applyPolicy, type PolicySnapshot } from '../access/policy-limits.js'
-import type { RateLimiter } from '../cache/types.js'
 import { createHopVerifier, newHopSecret, startTlsListener, TLS_HOP_HEADER, type TlsListener } from './tls-listener.js'
 
 export interface ReadyReport { ok: boolean, checks: Record<string, string> }
@@ -39,11 +38,7 @@ export interface WorkflowTrigger {
   request: { method: string, path: string, path_params: Record<string, string>, query: Record<string, string | string[]>, headers: Record<string, string>, body: unknown }
 }
 
-export interface GatewayAccess {
-  profiles (): ReadonlyMap<string, ProfileSnapshot>
-  policies (): ReadonlyMap<string, PolicySnapshot>
-  limiter: RateLimiter
-}
+export type { GatewayAccess }
 
 export interface Gateway {
   setRoutes (collections: Collection[], proxies: Proxy[]): void
@@ -72,22 +67,13 @@ export function createGateway (opts: GatewayOptions): Gateway {
   let inFlight = 0
   let draining: (() => void) | null = null
   const done = () => { inFlight--; if (inFlight === 0 && draining !== null) draining() }
-  const authenticator = createProfileAuthenticator()
-  const access = opts.access
   const observe = opts.observe
   // Requests relayed by the TLS listener carry this process's secret; nothing else can claim a certificate.
   const hopSecret = newHopSecret()
   const verifyHop = createHopVerifier(hopSecret)
   let tlsListener: TlsListener | null = null
   let port = 0
-  const checkAccess = async (collectionId: string, method: string, authorization: string | undefined, clientId: string | undefined,
-    profileId: string | undefined, remoteIp: string, certFingerprint: string | undefined): Promise<{ headers: Array<[string, string]>, error: AppError | null, principal?: Principal }> => {
-    if (access === undefined) return { headers: [], error: unauthorized('This API requires client credentials.') }
-    const who = await authenticator.authenticate(access.profiles(), { collectionId, method, authorization, clientId, profileId, remoteIp, certFingerprint })
-    if (who instanceof AppError) return { headers: [], error: who }
-    if (who.policy_id === null) return { headers: [], error: null, principal: who }
-    return { ...await applyPolicy(access.limiter, access.policies().get(who.policy_id), who.profile_id), principal: who }
-  }
+  const checkAccess = createAccessGate(opts.access)
 
   app.get('/livez', res => { res.writeHeader('content-type', 'application/json').end('{"status":"ok"}') })
   app.get('/readyz', res => {
@@ -202,17 +188,28 @@ export function createGateway (opts: GatewayOptions): Gateway {
     bytesIn = contentLength > 0 ? contentLength : 0
     const hasBody = contentLength > 0 || te === 'chunked'
     if (hasBody && !route.streaming && contentLength > route.maxBodyBytes) { fail(payloadTooLarge(`The request body is larger than ${route.maxBodyBytes} bytes.`)); return }
-    // Client authentication and the profile's policy, for collections that require them.
+    // Client authentication and the profile's policy, for collections that require them:
+    // decided here when the gate can answer at once, else `gate` holds the pending decision.
     let gate: Promise<AppError | null> | null = null
     if (route.collection.auth_required) {
-      gate = checkAccess(route.collection.id, method, authorization, clientId, profileId, remoteIp, certFingerprint).then(r => {
+      const taken = (r: AccessDecision): AppError | null => {
         limitHeaders = r.headers
         if (r.principal !== undefined) principal = r.principal
         return r.error
-      }, (err: Error) => {
+      }
+      const broken = (err: unknown): AppError => {
         logger.error({ err, request_id: rid }, 'gateway access check failed')
         return serviceUnavailable('Access could not be checked; retry shortly.', 1)
-      })
+      }
+      let decision: AccessDecision | Promise<AccessDecision>
+      try {
+        decision = checkAccess({ collectionId: route.collection.id, method, authorization, clientId, profileId, remoteIp, certFingerprint })
+      } catch (err) { fail(broken(err)); return }
+      if (decision instanceof Promise) gate = decision.then(taken, broken)
+      else {
+        const refused = taken(decision)
+        if (refused !== null) { fail(refused); return }
+      }
     }
     const gated = (go: () => void) => {
       if (gate === null) { go(); return }

@@ -83,6 +83,20 @@ t.test('client authentication and policies at the gateway', async t => {
   const good = await new SignJWT({}).setProtectedHeader({ alg: 'HS256' }).setExpirationTime('5m').sign(secret)
   t.equal((await call('/secure/items', { ...who('jwt'), authorization: `Bearer ${good}` })).status, 200)
   t.equal((await call('/secure/items', { ...who('jwt'), authorization: `Bearer ${good}` })).status, 200, 'cached verification')
+  // Bodies pass whether the decision waits for a verification (first sight of a token) or is taken at once (cached).
+  const fresh = await new SignJWT({ n: 2 }).setProtectedHeader({ alg: 'HS256' }).setExpirationTime('5m').sign(secret)
+  for (const [label, token] of [['verified now', fresh], ['cached', fresh]]) {
+    for (const chunked of [false, true]) {
+      const body = `{"label":"${label}","chunked":${String(chunked)}}`
+      const res = await fetch(url + '/secure/items', {
+        method: 'POST', headers: { ...who('jwt'), authorization: `Bearer ${token}`, connection: 'close' }, duplex: 'half',
+        body: chunked ? new Blob([body]).stream() : body
+      } as RequestInit)
+      await res.text()
+      t.equal(res.status, 200, `POST, ${label}, ${chunked ? 'chunked' : 'with a length'}`)
+      t.equal(backend.seen.at(-1)!.body, body, 'the backend gets the body')
+    }
+  }
   const noExp = await new SignJWT({}).setProtectedHeader({ alg: 'HS256' }).sign(secret)
   t.equal((await call('/secure/items', { ...who('jwt'), authorization: `Bearer ${noExp}` })).status, 401, 'exp required')
   const expired = await new SignJWT({}).setProtectedHeader({ alg: 'HS256' }).setExpirationTime(Math.floor(Date.now() / 1000) - 600).sign(secret)
