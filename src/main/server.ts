@@ -21,6 +21,8 @@ import { createWorkflowPool } from './workflows/pool.js'
 import { EMPTY_ACCESS, loadAccessSnapshot, type AccessSnapshot } from './access/snapshot.js'
 import { loadSecretsKey } from './credentials/secrets.js'
 import { createRunner } from './workflows/runner.js'
+import { createTriggerListens } from './workflows/trigger-listen.js'
+import { gatewayWorkflows } from './workflows/listen-gateway.js'
 import { registerWorkflowRunRoutes } from './management/workflow-run-routes.js'
 
 export interface Service {
@@ -70,14 +72,16 @@ export async function start (config: Readonly<Config>, opts: StartOptions = {}):
     keepPerWorkflow: config.EXECUTIONS_PER_WORKFLOW,
     defaultLimits: { maxQueue: 100, maxConcurrent: Math.max(2, config.WORKERS * 2) }
   })
-  const workflows = runner.gateway
+  const listens = createTriggerListens({ onChange: () => { pendingReload = routes.reload().catch(() => {}) } })
+  const workflows = gatewayWorkflows(runner, listens)
   const secretsKey = await loadSecretsKey({ secretsKey: config.SECRETS_KEY, dataDir: config.DATA_DIR })
   const access: { current: AccessSnapshot } = { current: EMPTY_ACCESS }
   const gateway = createGateway({
     config, logger, readiness, env, observe, workflows,
     access: { profiles: () => access.current.profiles, policies: () => access.current.policies, limiter: shared.limiter }
   })
-  const routes = routeReloader(store, gateway, logger, async () => { access.current = await loadAccessSnapshot(store, secretsKey) })
+  // A proxy awaiting a trigger test-listen capture answers through its workflow even while it is disabled.
+  const routes = routeReloader(store, { setRoutes: (c, p) => { gateway.setRoutes(c, listens.overlay(p)) } }, logger, async () => { access.current = await loadAccessSnapshot(store, secretsKey) })
   await routes.reload()
 
   let pendingReload: Promise<void> = Promise.resolve()
@@ -88,7 +92,7 @@ export async function start (config: Readonly<Config>, opts: StartOptions = {}):
     settle: async () => { await pendingReload }
   })
   registerObservabilityRoutes(management.router, store, metrics)
-  registerWorkflowRunRoutes(management.router, { store, runner })
+  registerWorkflowRunRoutes(management.router, { store, runner, listens })
   management.router.add('GET', '/api/v1/events/stream', async ctx => {
     await handleEventStream(ctx.req, ctx.res, hub, { pingIntervalMs: config.SSE_PING_INTERVAL_MS })
     return undefined
@@ -121,6 +125,7 @@ export async function start (config: Readonly<Config>, opts: StartOptions = {}):
   const close = async () => {
     closing ??= (async () => {
       clearInterval(poll)
+      listens.close()
       clearInterval(pruneTimer)
       await Promise.allSettled([gateway.close(), management.close()])
       await requestLog?.close().catch(() => {})

@@ -11,19 +11,22 @@ import type { ServerResponse } from 'node:http'
 import { badRequest } from '../../common/errors.js'
 import type { Store } from '../store/types.js'
 import type { RunRequest, Runner } from '../workflows/runner.js'
+import type { TriggerListens } from '../workflows/trigger-listen.js'
 import type { Router } from './router.js'
+import { registerWorkflowListenRoutes } from './workflow-listen-routes.js'
 import { registerWorkflowExecutionRoutes } from './workflow-execution-routes.js'
 import {
   checkRunTargets, defaultTriggerOutput, manualTriggerOutput, nodeTestBodySchema, prepareRun, runBodySchema
 } from './workflow-run-request.js'
 
-export interface WorkflowRunDeps { store: Store, runner: Runner }
+export interface WorkflowRunDeps { store: Store, runner: Runner, listens: TriggerListens }
 
 // Runs change nothing: the audit trail does not record them as changes.
 const BUILDER = { role: 'editor' as const, audit: false as const }
 
 export function registerWorkflowRunRoutes (router: Router, deps: WorkflowRunDeps): void {
   registerWorkflowExecutionRoutes(router, deps)
+  registerWorkflowListenRoutes(router, deps)
 
   const testRun = async (workflowId: string, body: any): Promise<RunRequest> => {
     const partial = body.start_node !== undefined || body.destination_node !== undefined

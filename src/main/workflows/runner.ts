@@ -174,12 +174,17 @@ export function createRunner (deps: RunnerDeps): Runner {
     async gateway (route, trigger) {
       const def = route.workflow!
       const { result } = await run({ proxy: route.proxy, definition: def, mode: 'gateway', trigger_output: trigger, saved: true, persist: 'settings' })
-      if (result.status === 'timeout') throw gatewayTimeout(`The workflow did not finish within ${def.runtime_settings?.timeout_ms ?? DEFAULT_TIMEOUT_MS} ms.`)
-      if (result.status === 'error' || result.response === null) {
-        throw new AppError(500, 'workflow_failed', `The workflow failed${result.error?.node_id != null ? ` at node '${result.error.node_id}'` : ''}: ${result.error?.message ?? 'no answer'}`)
-      }
-      return result.response
+      return answerOf(result, def)
     },
     async settled () { await chain }
   }
+}
+
+/** What the gateway answers for a finished run: the workflow's response, or 504 / 500 workflow_failed. */
+export function answerOf (result: ExecutionResult, def: WorkflowDefinition): WorkflowResponse {
+  if (result.status === 'timeout') throw gatewayTimeout(`The workflow did not finish within ${def.runtime_settings?.timeout_ms ?? DEFAULT_TIMEOUT_MS} ms.`)
+  if (result.status === 'error' || result.response === null) {
+    throw new AppError(500, 'workflow_failed', `The workflow failed${result.error?.node_id != null ? ` at node '${result.error.node_id}'` : ''}: ${result.error?.message ?? 'no answer'}`)
+  }
+  return result.response
 }
