@@ -4,6 +4,7 @@ import { createAuth, type Auth } from '../../src/main/auth/verifier.js'
 import type { EventInput, EventSink } from '../../src/main/events/types.js'
 import { createManagementServer, type ManagementServer } from '../../src/main/management/server.js'
 import type { Store } from '../../src/main/store/types.js'
+import type { Logger } from '../../src/main/logger.js'
 import { openTestStore, silentLogger, createTempDir, type StoreKind } from './db.js'
 
 interface T { teardown (fn: () => unknown): void }
@@ -20,16 +21,17 @@ export interface TestManagement {
   call (method: string, path: string, opts?: { role?: 'viewer' | 'editor' | 'admin' | null, body?: unknown, headers?: Record<string, string> }): Promise<{ status: number, body: any, headers: Headers }>
 }
 
-export async function startManagement (t: T, kind: StoreKind = 'embedded'): Promise<TestManagement> {
+export async function startManagement (t: T, kind: StoreKind = 'embedded', opts: { logger?: Logger } = {}): Promise<TestManagement> {
   const store = await openTestStore(t, kind)
   const dataDir = await createTempDir(t)
   const config = loadConfig({ MANAGEMENT_PORT: '0', DATA_DIR: dataDir, LOG_LEVEL: 'silent' })
-  const auth = await createAuth(config, silentLogger)
+  const logger = opts.logger ?? silentLogger
+  const auth = await createAuth(config, logger)
   const events: EventInput[] = []
   const sink: EventSink = { publish: e => { events.push(e) } }
   const h = {} as TestManagement
   const server = createManagementServer({
-    config, logger: silentLogger, store, auth, events: sink,
+    config, logger, store, auth, events: sink,
     onConfigChange: () => { h.configChanges++ },
     readiness: async () => ({ ok: true, checks: { database: 'ok' } })
   })

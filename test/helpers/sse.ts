@@ -17,6 +17,8 @@ export function reader (res: Response): SseReader {
   const decoder = new TextDecoder()
   let buf = ''
   const frames: Frame[] = []
+  // A read that outlives a timed-out call is kept for the next call, so no chunk is lost.
+  let pending: Promise<ReadableStreamReadResult<Uint8Array>> | undefined
   const next = async (timeoutMs = 5000): Promise<Frame | undefined> => {
     const deadline = Date.now() + timeoutMs
     while (frames.length === 0) {
@@ -34,9 +36,12 @@ export function reader (res: Response): SseReader {
         break
       }
       let timer: NodeJS.Timeout | undefined
-      const r = await Promise.race([body.read(), new Promise<'timeout'>(resolve => { timer = setTimeout(() => resolve('timeout'), Math.max(0, deadline - Date.now())) })])
+      pending ??= body.read()
+      const r = await Promise.race([pending, new Promise<'timeout'>(resolve => { timer = setTimeout(() => resolve('timeout'), Math.max(0, deadline - Date.now())) })])
       clearTimeout(timer)
-      if (r === 'timeout' || r.done) return undefined
+      if (r === 'timeout') return undefined
+      pending = undefined
+      if (r.done) return undefined
       buf += decoder.decode(r.value, { stream: true })
     }
     return frames.shift()

@@ -141,7 +141,7 @@ t.test('a Redis outage: the API and local delivery go on; across instances again
 })
 
 t.test('without Redis, delivery stays on the instance that made the change', async t => {
-  const [a, b] = await twoServices(t, { CACHE_TYPE: 'memory' })
+  const [a, b] = await twoServices(t, { CACHE_TYPE: 'memory', SSE_PING_INTERVAL_MS: '100' })
   const admin = await a.issueToken!('alice', 'admin')
   const onA = await subscribe(t, a, admin)
   const onB = await subscribe(t, b, admin)
@@ -152,4 +152,10 @@ t.test('without Redis, delivery stays on the instance that made the change', asy
   const sentinel = (await client(b, admin)('POST', '/api/v1/clients', { name: 'made-on-b' })).body
   const [first] = await frames(onB, 1)
   t.equal(first?.event.client_id, sentinel.id, "B's subscriber sees only B's change")
+  let ping
+  for (let i = 0; i < 20 && ping === undefined; i++) {
+    const f = await onB.next(2000)
+    if (f?.comment.includes('ping') === true) ping = f
+  }
+  t.ok(ping, 'keep-alive comments come every SSE_PING_INTERVAL_MS')
 })
