@@ -14,7 +14,7 @@ export interface NodeDescription {
   settings_schema: Record<string, unknown>
   outputs: string
   entry_trigger: boolean
-  /** Nothing may follow it. */
+  /** It ends a path (nothing needs to follow it). */
   terminal_node: boolean
   requires_source_handle: boolean
   supported_source_handles: string[]
@@ -26,15 +26,16 @@ export interface NodeDescription {
 
 /** A setting whose whole value is one `{{ }}` expression. */
 const expr = { type: 'string', pattern: '^\\s*\\{\\{[\\s\\S]*\\}\\}\\s*$', description: 'a {{ }} expression' }
-const int = (minimum: number, maximum: number) => ({ anyOf: [{ type: 'integer', minimum, maximum }, expr], description: `an integer from ${minimum} to ${maximum}, or a {{ }} expression` })
+// Form inputs often send numbers as text: digits are accepted (the engine converts them).
+const int = (minimum: number, maximum: number) => ({ anyOf: [{ type: 'integer', minimum, maximum }, expr, { type: 'string', pattern: '^\\s*\\d{1,10}\\s*$' }], description: `an integer from ${minimum} to ${maximum}, or a {{ }} expression` })
 const bool = { anyOf: [{ type: 'boolean' }, expr], description: 'true, false, or a {{ }} expression' }
 const text = (description: string) => ({ type: 'string', description })
 const required = (description: string) => ({ type: 'string', minLength: 1, description })
 const object = (description: string) => ({ anyOf: [{ type: 'object' }, expr], description })
 const anyValue = (description: string) => ({ description })
 
-const schema = (properties: Record<string, unknown>, req: string[] = []) =>
-  ({ type: 'object', additionalProperties: false, required: req, properties })
+const schema = (properties: Record<string, unknown>, req: string[] = [], open = false) =>
+  ({ type: 'object', additionalProperties: open, required: req, properties })
 
 const CONDITION_OPERATORS = ['equals', 'not_equals', 'gt', 'gte', 'lt', 'lte', 'contains', 'exists', 'matches']
 
@@ -42,7 +43,8 @@ const trigger = (type: string, description: string, settings: Record<string, unk
   type,
   category: 'trigger',
   description,
-  settings_schema: schema(settings, req),
+  // A trigger without settings of its own tolerates editor metadata; the others are checked strictly.
+  settings_schema: schema(settings, req, Object.keys(settings).length === 0),
   outputs,
   entry_trigger: true,
   terminal_node: false,
@@ -57,7 +59,7 @@ const plain = (type: string, category: NodeDescription['category'], description:
   type,
   category,
   description,
-  settings_schema: schema(settings, req),
+  settings_schema: schema(settings, req, Object.keys(settings).length === 0),
   outputs,
   entry_trigger: false,
   terminal_node: false,
@@ -83,7 +85,7 @@ export const NODE_CATALOGUE: readonly NodeDescription[] = [
     topic: required('topic to consume'),
     consumer_group: text('consumer group (default: one per workflow)'),
     enabled: { type: 'boolean', description: 'false stops consuming' },
-    commit_mode: { type: 'string', enum: ['auto', 'after_run'], description: 'when offsets are committed: "auto" or "after_run"' },
+    commit_mode: { type: 'string', description: 'when offsets are committed' },
     poll_timeout_ms: { type: 'integer', minimum: 1, maximum: 600_000, description: 'an integer from 1 to 600000' }
   }, ['credentials_id', 'topic'], 'the consumed message (topic, partition, offset, key, value, headers)'),
   trigger('imap_trigger', 'Runs for every new email in a mailbox.', {
@@ -93,7 +95,7 @@ export const NODE_CATALOGUE: readonly NodeDescription[] = [
     mark_as_seen: { type: 'boolean', description: 'mark processed emails as seen' }
   }, ['credentials_id'], 'the email (uid, subject, from, to, date, text, html, attachments)'),
   plain('http_request_node', 'action', 'Calls an HTTP API. A non-2xx answer fails the run unless a condition node right after it tests {{<name>.response.status}}.', {
-    method: { anyOf: [{ type: 'string', enum: ['GET', 'POST', 'PUT', 'PATCH', 'DELETE', 'HEAD', 'OPTIONS'] }, expr], description: 'GET, POST, PUT, PATCH, DELETE, HEAD or OPTIONS (default GET)' },
+    method: { anyOf: [{ type: 'string', pattern: '^(?:[Gg][Ee][Tt]|[Pp][Oo][Ss][Tt]|[Pp][Uu][Tt]|[Pp][Aa][Tt][Cc][Hh]|[Dd][Ee][Ll][Ee][Tt][Ee]|[Hh][Ee][Aa][Dd]|[Oo][Pp][Tt][Ii][Oo][Nn][Ss])$' }, expr], description: 'GET, POST, PUT, PATCH, DELETE, HEAD or OPTIONS (default GET)' },
     url: required('absolute http:// or https:// URL; may embed {{ }} expressions'),
     headers: object('an object of header names to values'),
     timeout_ms: int(1, 3_600_000),
@@ -113,7 +115,7 @@ export const NODE_CATALOGUE: readonly NodeDescription[] = [
     '{items: [outputs of the branches that ran]}', 'Connect two or more incoming edges; branches that are skipped are not waited for.'),
   plain('set_node', 'data', 'Builds an object from values (each may be an expression).', {
     values: object('an object whose values may be {{ }} expressions')
-  }, ['values'], '{output: <values>}', 'One input, one output.'),
+  }, [], '{output: <values>}', 'One input, one output.'),
   {
     ...plain('condition_node', 'flow', 'Tests conditions and follows its true or its false edges.', {
       conditions: {
@@ -131,20 +133,20 @@ export const NODE_CATALOGUE: readonly NodeDescription[] = [
         description: `a list of {left, operator, right}; operators ${CONDITION_OPERATORS.join(', ')}`
       },
       combine: { type: 'string', enum: ['and', 'or'], description: '"and" (default) or "or"' }
-    }, ['conditions'], '{result, input}', 'Every outgoing edge needs sourceHandle "true" or "false".'),
+    }, [], '{result, input}', 'Every outgoing edge needs sourceHandle "true" or "false".'),
     requires_source_handle: true,
     supported_source_handles: ['true', 'false'],
     default_source_handle: 'true'
   },
   plain('delay_node', 'flow', 'Waits, then passes its input on (aborted at the run deadline).', {
     delay_ms: int(0, 3_600_000)
-  }, ['delay_ms'], 'its input', 'One input, one output.'),
+  }, [], 'its input', 'One input, one output. delay_ms defaults to 0.'),
   {
     ...plain('response_node', 'action', 'The answer of the workflow (status, headers, body).', {
       status: int(100, 599),
       headers: object('an object of header names to values'),
       body: anyValue('any value; text, object or a {{ }} expression')
-    }, [], '{status, headers, body}: the answer the gateway sends', 'Ends a path: it has no outgoing edges. Put one on every path that should answer.'),
+    }, [], '{status, headers, body}: the answer the gateway sends', 'Ends a path: nothing needs to follow it. Put one on every path that should answer; the first one that runs answers.'),
     terminal_node: true
   },
   {
@@ -191,7 +193,7 @@ export function describeNode (type: string): NodeDescription | undefined {
 export const NODE_TYPE_NAMES: readonly string[] = NODE_CATALOGUE.map(d => d.type)
 export const ENTRY_TRIGGER_TYPES: readonly string[] = NODE_CATALOGUE.filter(d => d.entry_trigger).map(d => d.type)
 
-/** The handles a node's outgoing edges may use; null: any single unnamed output. */
+/** The handles a node's outgoing edges may use; null: a single output (any handle name is ignored). */
 export function sourceHandlesOf (node: { type: string, settings?: Record<string, unknown> }): { handles: string[], required: boolean } | null {
   if (node.type === 'cache_lookup_node') return node.settings?.operation === 'set' ? null : { handles: ['hit', 'miss'], required: true }
   if (node.type === 'loop_node') return { handles: ['loop', '', 'done'], required: false }

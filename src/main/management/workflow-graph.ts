@@ -1,6 +1,6 @@
 /**
  * Graph rules of a workflow definition: edge handles valid for the source node's
- * type, no edges into a trigger or out of a terminal node, every node reachable
+ * type, no edges into a trigger, every node reachable
  * from the trigger, and cycles only through a loop node's per-item edge.
  */
 import type { WorkflowDefinition, WorkflowNode } from '../../common/types.js'
@@ -18,17 +18,13 @@ export function checkEdges (d: WorkflowDefinition, nodes: Map<string, WorkflowNo
     const where = { node_id: src.id, field: `edges.${e.id ?? `${e.source}->${e.target}`}` }
     const handle = e.sourceHandle ?? ''
     const allowed = sourceHandlesOf(src)
-    if (allowed === null) {
-      if (handle !== '') problems.push({ ...where, message: `Node '${src.name}' (${src.type}) has a single output; remove sourceHandle '${handle}' from its edge to '${dst.name}'.` })
-    } else if (!allowed.handles.includes(handle) || (handle === '' && allowed.required)) {
+    // A single-output node ignores the handle (editors name it differently); branching nodes route by it.
+    if (allowed !== null && (!allowed.handles.includes(handle) || (handle === '' && allowed.required))) {
       const names = allowed.handles.filter(h => h !== '').map(h => `'${h}'`).join(' or ')
       problems.push({ ...where, message: `The edge from '${src.name}' (${src.type}) to '${dst.name}' has ${handleText(e.sourceHandle)}; use ${names}.` })
     }
     if (describeNode(dst.type)?.entry_trigger === true) {
       problems.push({ node_id: dst.id, field: where.field, message: `Trigger '${dst.name}' starts the workflow and cannot have incoming edges (one comes from '${src.name}').` })
-    }
-    if (describeNode(src.type)?.terminal_node === true) {
-      problems.push({ ...where, message: `'${src.name}' (${src.type}) ends its path and cannot have outgoing edges (one goes to '${dst.name}').` })
     }
   }
   return problems
