@@ -5,7 +5,7 @@ import type { WorkflowDefinition, WorkflowEdge, WorkflowNode } from '../../src/c
 export const task = (definition: WorkflowDefinition, over: Partial<RunTask> = {}): RunTask => ({
   definition, workflow: { id: 'wf', name: 'test' }, execution_id: 'ex-1',
   trigger_output: { request: { method: 'POST', path: '/x', path_params: {}, query: {}, headers: {}, body: null } },
-  deadline: Date.now() + 10_000, outbound_allowlist: [], ...over
+  deadline: Date.now() + 60_000, outbound_allowlist: [], ...over
 })
 
 /** A chain trigger → nodes… in order; extra edges may be appended. */

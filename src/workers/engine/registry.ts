@@ -4,9 +4,7 @@ import { passTrigger, runCondition, runDelay, runMerge, runParallel, runResponse
 import { runHttpRequest } from '../nodes/http-request.js'
 import { runLoop } from '../nodes/loop.js'
 import { runCacheLookup } from '../nodes/cache-lookup.js'
-import { runXml } from '../nodes/xml.js'
 import { runSubworkflow } from '../nodes/subworkflow.js'
-import { runCode } from '../nodes/code.js'
 
 export type Runner = (ctx: NodeContext) => Promise<NodeResult>
 
@@ -27,7 +25,8 @@ export const RUNNERS: Record<string, Runner> = {
   http_request_node: runHttpRequest,
   loop_node: runLoop,
   cache_lookup_node: runCacheLookup,
-  xml_node: runXml,
+  // Loaded on first use: a worker that never meets these nodes never loads QuickJS or the XML parser.
+  xml_node: async ctx => await (await import('../nodes/xml.js')).runXml(ctx),
   execute_subworkflow: runSubworkflow,
-  code_node: runCode
+  code_node: async ctx => await (await import('../nodes/code.js')).runCode(ctx)
 }

@@ -30,7 +30,7 @@ t.test('a published proxy with an enabled workflow answers from the workflow, ru
   const workflow = {
     nodes: [
       { id: 'trg', name: 'trigger', type: 'http_trigger', settings: {} },
-      { id: 'f', name: 'fetch', type: 'http_request_node', settings: { url: `${backend.url}/users/{{trigger.params.id}}`, timeout_ms: 5000 } },
+      { id: 'f', name: 'fetch', type: 'http_request_node', settings: { url: `${backend.url}/users/{{trigger.params.id}}`, timeout_ms: 15000 } },
       { id: 'c', name: 'found', type: 'condition_node', settings: { conditions: [{ left: '{{fetch.response.status}}', operator: 'equals', right: 200 }] } },
       { id: 'ok', name: 'ok', type: 'response_node', settings: { status: 200, headers: { 'x-flow': 'yes' }, body: { user: '{{fetch.response.body.name}}', note: '{{trigger.request.body.note}}' } } },
       { id: 'no', name: 'no', type: 'response_node', settings: { status: 503, headers: { 'retry-after': '30' }, body: { error: 'unavailable' } } }
@@ -39,7 +39,7 @@ t.test('a published proxy with an enabled workflow answers from the workflow, ru
       { id: '1', source: 'trg', target: 'f' }, { id: '2', source: 'f', target: 'c' },
       { id: '3', source: 'c', target: 'ok', sourceHandle: 'true' }, { id: '4', source: 'c', target: 'no', sourceHandle: 'false' }
     ],
-    runtime_settings: { timeout_ms: 5000 }
+    runtime_settings: { timeout_ms: 30000 }
   }
   t.equal((await api('PUT', `/proxies/${p.id}/workflow`, { workflow, enabled: true })).status, 200)
   const g = `http://127.0.0.1:${s.gatewayPort}`
@@ -70,7 +70,7 @@ t.test('loop, code and XML nodes at the gateway: a SOAP backend answer is unwrap
   const workflow = {
     nodes: [
       { id: 'trg', name: 'trigger', type: 'http_trigger', settings: {} },
-      { id: 'f', name: 'fetch', type: 'http_request_node', settings: { url: `${backend.url}/soap`, timeout_ms: 5000 } },
+      { id: 'f', name: 'fetch', type: 'http_request_node', settings: { url: `${backend.url}/soap`, timeout_ms: 15000 } },
       { id: 'x', name: 'xml', type: 'xml_node', settings: { mode: 'xml_to_json', source: '{{ fetch.response.body }}', unwrap_soap: true } },
       { id: 'l', name: 'lines', type: 'loop_node', settings: { items: '{{ xml.output.Prices.Line }}' } },
       { id: 'c', name: 'price', type: 'code_node', settings: { code: "const line = $json['$item']; return { sku: line['@_sku'], total: Number(line['#text']) * $json['trg'].request.body.qty, input_sku: $input.first()['@_sku'] }" } },
@@ -81,7 +81,7 @@ t.test('loop, code and XML nodes at the gateway: a SOAP backend answer is unwrap
       { id: '4', source: 'l', target: 'c', sourceHandle: 'loop' }, { id: '5', source: 'c', target: 'l' },
       { id: '6', source: 'l', target: 'r', sourceHandle: 'done' }
     ],
-    runtime_settings: { timeout_ms: 10000 }
+    runtime_settings: { timeout_ms: 60000 }
   }
   t.equal((await api('PUT', `/proxies/${p.id}/workflow`, { workflow, enabled: true })).status, 200)
   const r = await fetch(`http://127.0.0.1:${s.gatewayPort}/soap/prices`, { method: 'POST', body: JSON.stringify({ qty: 3 }), headers: { 'content-type': 'application/json', connection: 'close' } })

@@ -9,7 +9,7 @@ t.teardown(() => pool.close())
 
 const task = (definition: WorkflowDefinition, over: Partial<RunTask> = {}): RunTask => ({
   definition, workflow: { id: 'wf' }, execution_id: 'ex', trigger_output: { hello: 'world' },
-  deadline: Date.now() + 20_000, outbound_allowlist: [], ...over
+  deadline: Date.now() + 60_000, outbound_allowlist: [], ...over
 })
 
 const simple: WorkflowDefinition = {
