@@ -4,6 +4,8 @@ import { conflict, validationFailed, type ErrorDetail } from '../../common/error
 import { parseCidr } from '../access/cidr.js'
 import { hashApiKey } from '../access/profile-auth.js'
 import { decryptSecret, encryptSecret, loadSecretsKey } from '../credentials/secrets.js'
+import { SECRET_MASK } from '../credentials/types.js'
+import { hasRole } from '../auth/roles.js'
 import { clients, policies, profiles, publicProfile, type ProfileRow } from '../store/access.js'
 import type { Queryable } from '../store/types.js'
 import type { Router } from './router.js'
@@ -188,13 +190,21 @@ export function registerAccessRoutes (router: Router, deps: ManagementDeps): voi
     return { status: 204 }
   }, { role: 'admin' })
   router.add('POST', `${base}/:id/rotate`, async ctx => {
-    const cur = await profiles.get(store, ctx.params.id, inClient(ctx.params.clientId))
-    if (cur.auth_type !== 'api_key' && cur.auth_type !== 'jwt') {
+    const done = await store.tx(async q => {
+      // Locked, so the material issued matches the auth type it is stored for.
+      const cur = await profiles.lock(q, ctx.params.id, inClient(ctx.params.clientId))
+      if (cur.auth_type !== 'api_key' && cur.auth_type !== 'jwt') return { noop: cur, after: null, m: null }
+      const m = await material(cur.auth_type)
+      const { after } = await profiles.update(q, cur.id, { api_key_hash: m.api_key_hash, secret_sealed: m.secret_sealed, rotated_at: new Date().toISOString() }, ctx.ifMatch)
+      return { noop: null, after, m }
+    })
+    if (done.noop !== null) {
       // Nothing the service issued to rotate: a no-op answer, no event.
-      return { status: 200, body: { rotated: false, auth_type: cur.auth_type, reason: `A ${cur.auth_type} profile has no service-issued credentials to rotate.` } }
+      const t = done.noop.auth_type
+      return { status: 200, body: { rotated: false, auth_type: t, reason: `A ${t} profile has no service-issued credentials to rotate.` }, headers: etag(done.noop.version) }
     }
-    const m = await material(cur.auth_type)
-    const { after } = await store.tx(async q => await profiles.update(q, cur.id, { api_key_hash: m.api_key_hash, secret_sealed: m.secret_sealed, rotated_at: new Date().toISOString() }, ctx.ifMatch))
+    const after = done.after!
+    const m = done.m!
     profileEvent(after, 'updated', sub(ctx))
     changed()
     return { status: 200, body: { rotated: true, profile: publicProfile(after), credentials: { auth_type: after.auth_type, ...m.plain } }, headers: etag(after.version) }
@@ -213,9 +223,11 @@ export function registerAccessRoutes (router: Router, deps: ManagementDeps): voi
   }, { role: 'admin', body: obj({ auth_type: profileFields.auth_type, oidc: profileFields.oidc, mtls_fingerprint: profileFields.mtls_fingerprint }, ['auth_type']) })
   router.add('GET', `${base}/:id/credentials`, async ctx => {
     const p = await profiles.get(store, ctx.params.id, inClient(ctx.params.clientId))
-    const body: Record<string, unknown> = { profile_id: p.id, client_id: p.client_id, auth_type: p.auth_type }
+    // A read like any other (viewer), but the secret itself is for admins: others see the mask.
+    const masked = !hasRole(ctx.user?.role ?? null, 'admin')
+    const body: Record<string, unknown> = { profile_id: p.id, client_id: p.client_id, auth_type: p.auth_type, masked }
     if (p.secret_sealed !== null) {
-      const plain = decryptSecret(await secretsKey(), p.secret_sealed, p.auth_type === 'api_key' ? 'profile.api_key' : 'profile.jwt_secret')
+      const plain = masked ? SECRET_MASK : decryptSecret(await secretsKey(), p.secret_sealed, p.auth_type === 'api_key' ? 'profile.api_key' : 'profile.jwt_secret')
       if (p.auth_type === 'api_key') body.api_key = plain
       else { body.jwt_secret = plain; body.algorithm = 'HS256' }
     }
@@ -223,5 +235,5 @@ export function registerAccessRoutes (router: Router, deps: ManagementDeps): voi
     if (p.auth_type === 'mtls') body.mtls_fingerprint = p.mtls_fingerprint
     body.headers = { 'X-Client-ID': p.client_id, 'X-Profile-ID': p.id }
     return { status: 200, body }
-  }, { role: 'admin' })
+  })
 }

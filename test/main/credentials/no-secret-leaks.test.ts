@@ -1,7 +1,7 @@
 /**
  * Secrets (credential secret fields, profile API keys and JWT secrets) never reach a log
  * line (at the most verbose level), an event, an error message or a read other than the
- * admin-only profile credentials route, whatever the requests do: valid, invalid, refused,
+ * profile credentials route read by an admin, whatever the requests do: valid, invalid, refused,
  * stale or failing.
  */
 import { Writable } from 'node:stream'
@@ -54,7 +54,12 @@ for (const kind of STORE_KINDS) {
     await call('GET', P)
     await call('PUT', `${P}/${key.id}`, { name: 'renamed' })
     const material = await m.call('GET', `${P}/${key.id}/credentials`)
-    t.equal(material.body.jwt_secret, jwt.credentials.jwt_secret, 'the admin-only credentials route shows the material')
+    t.equal(material.body.jwt_secret, jwt.credentials.jwt_secret, 'the credentials route shows the material to an admin')
+    for (const role of ['viewer', 'editor'] as const) {
+      const r = await m.call('GET', `${P}/${key.id}/credentials`, { role })
+      t.match(r.body, { jwt_secret: '********', masked: true }, `and the mask to an ${role}`)
+      answers.push(JSON.stringify(r.body))
+    }
 
     // The first answers (create, rotate, auth-type) carry the new material once, by design; no other answer does.
     const others = answers.filter(a => !a.includes('"credentials":{'))
