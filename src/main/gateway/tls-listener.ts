@@ -131,7 +131,6 @@ export async function startTlsListener (o: TlsListenerOptions): Promise<TlsListe
     res.on('close', () => { if (!res.writableFinished) hop.destroy() })
     req.pipe(hop)
   })
-  server.on('clientError', (_err, socket) => { socket.destroy() })
 
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject)
