@@ -201,13 +201,14 @@ export function registerAccessRoutes (router: Router, deps: ManagementDeps): voi
     if (done.noop !== null) {
       // Nothing the service issued to rotate: a no-op answer, no event.
       const t = done.noop.auth_type
-      return { status: 200, body: { rotated: false, auth_type: t, reason: `A ${t} profile has no service-issued credentials to rotate.` }, headers: etag(done.noop.version) }
+      return { status: 200, body: { ...publicProfile(done.noop), rotated: false, reason: `A ${t} profile has no service-issued credentials to rotate.` }, headers: etag(done.noop.version) }
     }
     const after = done.after!
     const m = done.m!
     profileEvent(after, 'updated', sub(ctx))
     changed()
-    return { status: 200, body: { rotated: true, profile: publicProfile(after), credentials: { auth_type: after.auth_type, ...m.plain } }, headers: etag(after.version) }
+    // Shaped like the create and auth-type answers: the profile, plus the new material once.
+    return { status: 200, body: { ...publicProfile(after), rotated: true, credentials: { auth_type: after.auth_type, ...m.plain } }, headers: etag(after.version) }
   }, { role: 'admin' })
   router.add('PUT', `${base}/:id/auth-type`, async ctx => {
     const authType = ctx.body.auth_type as string

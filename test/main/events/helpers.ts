@@ -1,5 +1,8 @@
 import type { StreamItem, Subscription } from '../../../src/main/events/hub.js'
 
+// A `next` that outlives a timed-out `take` is kept for the next `take`, so no item is lost.
+const pendingNext = new WeakMap<Subscription, Promise<StreamItem | undefined>>()
+
 /** The next `n` items, or fewer if the subscription ends or `timeoutMs` passes first. */
 export async function take (sub: Subscription, n: number, timeoutMs = 5000): Promise<StreamItem[]> {
   const items: StreamItem[] = []
@@ -7,9 +10,13 @@ export async function take (sub: Subscription, n: number, timeoutMs = 5000): Pro
   while (items.length < n) {
     let timer: NodeJS.Timeout | undefined
     const timeout = new Promise<'timeout'>(resolve => { timer = setTimeout(() => resolve('timeout'), Math.max(0, deadline - Date.now())) })
-    const item = await Promise.race([sub.next(), timeout])
+    const next = pendingNext.get(sub) ?? sub.next()
+    pendingNext.set(sub, next)
+    const item = await Promise.race([next, timeout])
     clearTimeout(timer)
-    if (item === 'timeout' || item === undefined) break
+    if (item === 'timeout') break
+    pendingNext.delete(sub)
+    if (item === undefined) break
     items.push(item)
   }
   return items

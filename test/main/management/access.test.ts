@@ -67,6 +67,9 @@ for (const kind of STORE_KINDS) {
     const n = m.events.length
     r = await m.call('POST', `${P}/${prof.id}/rotate`)
     t.equal(r.body.rotated, true)
+    t.match(r.body, { id: prof.id, client_id: cl.id, auth_type: 'api_key', has_credentials: true }, 'the answer is the profile, like create')
+    t.notOk('api_key_hash' in r.body)
+    t.equal(r.headers.get('etag'), `"${String(r.body.version)}"`)
     t.not(r.body.credentials.api_key, prof.credentials.api_key)
     t.match(m.events.at(-1), { resource_kind: 'profile', operation: 'updated' })
     t.equal((await m.call('GET', `${P}/${prof.id}/credentials`)).body.api_key, r.body.credentials.api_key)
