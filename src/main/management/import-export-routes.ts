@@ -148,7 +148,10 @@ function uploadedFile (ctx: RequestContext): Buffer {
   const type = (ctx.req.headers['content-type'] ?? '').split(';')[0].trim().toLowerCase()
   if (raw.length === 0) throw badRequest('The request has no body; upload the collection file as multipart/form-data in a part named "file".')
   if (type === 'multipart/form-data') {
-    return requirePart(parseMultipart(raw, ctx.req.headers['content-type'] ?? '', { maxPartBytes: MAX_IMPORT_FILE_BYTES }), 'file').data
+    const parts = parseMultipart(raw, ctx.req.headers['content-type'] ?? '', { maxPartBytes: MAX_IMPORT_FILE_BYTES })
+    // The part named "file"; else the one file a form carries, whatever its field is called.
+    const files = parts.filter(p => p.filename !== undefined)
+    return (parts.some(p => p.name === 'file') || files.length !== 1 ? requirePart(parts, 'file') : files[0]!).data
   }
   if (type === 'application/json' || type.endsWith('+json')) return raw
   throw unsupportedMediaType('Upload the collection file as multipart/form-data in a part named "file", or send it as application/json.')
