@@ -149,7 +149,8 @@ export function createGateway (opts: GatewayOptions): Gateway {
         res.writeStatus(`${err.status}`).writeHeader('content-type', 'application/json').writeHeader('x-request-id', rid)
         if (err.headers !== undefined) for (const [k, v] of Object.entries(err.headers)) res.writeHeader(k, v)
         for (let i = 0; i < limitHeaders.length; i++) res.writeHeader(limitHeaders[i][0], limitHeaders[i][1])
-        res.end(body, err.status === 400 || err.status === 413)
+        // A client sending a refused body is cut off; the TLS relay is not (it must read the answer, and the rest is discarded).
+        res.end(body, (err.status === 400 || err.status === 413) && proto === 'http')
       })
       finish(null)
     }

@@ -120,6 +120,7 @@ export async function startTlsListener (o: TlsListenerOptions): Promise<TlsListe
       up.on('error', () => res.destroy())
     })
     hop.on('error', err => {
+      if (res.writableFinished) return
       if (answered || res.headersSent) { res.destroy(); return }
       if (res.destroyed) return
       o.logger.warn({ err: err.message }, 'TLS listener could not reach the gateway listener')

@@ -31,7 +31,8 @@ t.test('TLS listener: client certificates for mtls profiles, other profiles and 
   t.type(tlsPort, 'number', 'the TLS listener is up')
   gateway.setRoutes([api, open], [
     proxy(api, { path: '/items', target_path: '/items', methods: ['GET'] }),
-    proxy(open, { path: '/echo', target_path: '/echo', methods: ['POST'] })
+    proxy(open, { path: '/echo', target_path: '/echo', methods: ['POST'] }),
+    proxy(open, { path: '/small', target_path: '/small', methods: ['POST'], max_body_bytes: 1000 })
   ])
 
   const tls = async (p: string, opts: { cert?: CertPair, headers?: Record<string, string>, method?: string, body?: string } = {}): Promise<Answer> => {
@@ -87,6 +88,12 @@ t.test('TLS listener: client certificates for mtls profiles, other profiles and 
   r = await tls('/open/echo', { method: 'POST', body: 'x'.repeat(100_000), headers: { 'transfer-encoding': 'chunked' } })
   t.equal(r.status, 200, 'a chunked body is relayed')
   t.equal(r.body.body.length, 100_000)
+  // Refusals before the body is read reach the client intact, announced or chunked.
+  for (const headers of [{}, { 'transfer-encoding': 'chunked' }]) {
+    r = await tls('/open/small', { method: 'POST', body: 'y'.repeat(300_000), headers })
+    t.equal(r.status, 413, `a body over the proxy's limit (${Object.keys(headers).length > 0 ? 'chunked' : 'announced'})`)
+    t.equal(r.body.error.code, 'payload_too_large')
+  }
   r = await tls('/nowhere')
   t.equal(r.status, 404, 'gateway errors come back as they are')
   t.equal(r.body.error.code, 'not_found')
