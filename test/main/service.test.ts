@@ -22,7 +22,8 @@ async function freePort (): Promise<number> {
   return port
 }
 
-async function waitFor (fn: () => Promise<boolean>, what: string, tries = 150): Promise<void> {
+// Generous: a first start creates the embedded store, which is slow on a loaded machine.
+async function waitFor (fn: () => Promise<boolean>, what: string, tries = 600): Promise<void> {
   for (let i = 0; i < tries; i++) {
     if (await fn().catch(() => false)) return
     await new Promise(resolve => setTimeout(resolve, 100))
