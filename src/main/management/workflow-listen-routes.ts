@@ -7,6 +7,7 @@
  *   DELETE /workflows/:workflowId/trigger-test/:listenId         stop waiting
  */
 import { badRequest, conflict, notFound } from '../../common/errors.js'
+import { ENTRY_TRIGGER_TYPES } from '../../common/workflow-catalogue.js'
 import { getCollection } from '../store/collections.js'
 import type { Store } from '../store/types.js'
 import { getProxyByWorkflowId } from '../store/workflows.js'
@@ -24,7 +25,7 @@ export function registerWorkflowListenRoutes (router: Router, deps: { store: Sto
     if (def === null) throw badRequest('This workflow has no saved definition yet; save one before listening for its trigger.')
     const problems = checkDefinition(def, { enabled: true })
     if (problems.length > 0) throw invalidDefinition(problems)
-    const trigger = def.nodes.find(n => n.type.endsWith('_trigger') || n.type === 'broker_consumer')!
+    const trigger = def.nodes.find(n => ENTRY_TRIGGER_TYPES.includes(n.type))!
     if (trigger.type !== 'http_trigger') {
       throw badRequest(`Test-listen is available for http_trigger workflows; this one starts with ${trigger.type}. Run POST /api/v1/workflows/${proxy.workflow_id}/test with an "input" instead.`)
     }

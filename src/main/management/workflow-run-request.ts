@@ -90,3 +90,15 @@ export function defaultTriggerOutput (def: WorkflowDefinition): unknown {
 }
 
 export const manualTriggerOutput = () => ({ triggered_at: new Date().toISOString(), trigger: 'manual' })
+
+/**
+ * A run that starts at a node fed by the trigger: the trigger's output is the
+ * run's input, so the trigger counts as pinned with it (unless pinned already).
+ */
+export function withTriggerPin (def: WorkflowDefinition, pinned: Record<string, unknown> | undefined, triggerOutput: unknown, startNode: string | undefined): Record<string, unknown> | undefined {
+  if (startNode === undefined) return pinned
+  const trigger = def.nodes.find(n => ENTRY_TRIGGER_TYPES.includes(n.type))
+  if (trigger === undefined || trigger.id === startNode || (pinned !== undefined && Object.prototype.hasOwnProperty.call(pinned, trigger.id))) return pinned
+  if (!def.edges.some(e => e.source === trigger.id && e.target === startNode)) return pinned
+  return { ...pinned, [trigger.id]: triggerOutput }
+}

@@ -16,7 +16,7 @@ import type { Router } from './router.js'
 import { registerWorkflowListenRoutes } from './workflow-listen-routes.js'
 import { registerWorkflowExecutionRoutes } from './workflow-execution-routes.js'
 import {
-  checkRunTargets, defaultTriggerOutput, manualTriggerOutput, nodeTestBodySchema, prepareRun, runBodySchema
+  checkRunTargets, defaultTriggerOutput, manualTriggerOutput, nodeTestBodySchema, prepareRun, runBodySchema, withTriggerPin
 } from './workflow-run-request.js'
 
 export interface WorkflowRunDeps { store: Store, runner: Runner, listens: TriggerListens }
@@ -31,13 +31,15 @@ export function registerWorkflowRunRoutes (router: Router, deps: WorkflowRunDeps
   const testRun = async (workflowId: string, body: any): Promise<RunRequest> => {
     const partial = body.start_node !== undefined || body.destination_node !== undefined
     const prep = await prepareRun(deps.store, workflowId, body, { partial })
-    checkRunTargets(prep.definition, body)
+    const input = body.input !== undefined ? body.input : defaultTriggerOutput(prep.definition)
+    const pinned = withTriggerPin(prep.definition, body.pinned_outputs, input, body.start_node)
+    checkRunTargets(prep.definition, { ...body, pinned_outputs: pinned })
     return {
       proxy: prep.proxy,
       definition: prep.definition,
       mode: 'test',
-      trigger_output: body.input !== undefined ? body.input : defaultTriggerOutput(prep.definition),
-      pinned_outputs: body.pinned_outputs,
+      trigger_output: input,
+      pinned_outputs: pinned,
       start_node: body.start_node,
       destination_node: body.destination_node,
       workflow_version: prep.version,
@@ -71,13 +73,15 @@ export function registerWorkflowRunRoutes (router: Router, deps: WorkflowRunDeps
   router.add('POST', '/api/v1/workflows/:workflowId/execute-partial', async ctx => {
     const body = ctx.body ?? {}
     const prep = await prepareRun(deps.store, ctx.params.workflowId, body, { partial: true })
-    checkRunTargets(prep.definition, body)
+    const input = body.input !== undefined ? body.input : defaultTriggerOutput(prep.definition)
+    const pinned = withTriggerPin(prep.definition, body.pinned_outputs, input, body.start_node)
+    checkRunTargets(prep.definition, { ...body, pinned_outputs: pinned })
     const { record } = await deps.runner.run({
       proxy: prep.proxy,
       definition: prep.definition,
       mode: 'partial',
-      trigger_output: body.input !== undefined ? body.input : defaultTriggerOutput(prep.definition),
-      pinned_outputs: body.pinned_outputs,
+      trigger_output: input,
+      pinned_outputs: pinned,
       start_node: body.start_node,
       destination_node: body.destination_node,
       workflow_version: prep.version,
@@ -90,18 +94,20 @@ export function registerWorkflowRunRoutes (router: Router, deps: WorkflowRunDeps
     const body = ctx.body ?? {}
     const prep = await prepareRun(deps.store, ctx.params.workflowId, body, { partial: true })
     const nodeId = ctx.params.nodeId
-    const pinned: Record<string, unknown> = { ...(body.pinned_outputs ?? {}) }
-    // node_input stands in for every upstream node that has no pinned output.
+    const input = body.input !== undefined ? body.input : defaultTriggerOutput(prep.definition)
+    let pinned: Record<string, unknown> = { ...(body.pinned_outputs ?? {}) }
+    // node_input stands in for every upstream node that has no pinned output; else the trigger gives `input`.
     if (body.node_input !== undefined) {
       for (const e of prep.definition.edges) if (e.target === nodeId && !(e.source in pinned)) pinned[e.source] = body.node_input
     }
+    pinned = withTriggerPin(prep.definition, pinned, input, nodeId) ?? pinned
     if (!prep.definition.nodes.some(n => n.id === nodeId)) throw badRequest(`'${nodeId}' is not a node of this workflow.`, [{ field: 'nodeId', message: 'is not a node of this workflow' }])
     checkRunTargets(prep.definition, { start_node: nodeId, pinned_outputs: pinned })
     const { record } = await deps.runner.run({
       proxy: prep.proxy,
       definition: prep.definition,
       mode: 'node',
-      trigger_output: body.input !== undefined ? body.input : defaultTriggerOutput(prep.definition),
+      trigger_output: input,
       pinned_outputs: pinned,
       start_node: nodeId,
       destination_node: nodeId,

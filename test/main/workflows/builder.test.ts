@@ -67,6 +67,10 @@ for (const kind of STORE_KINDS) {
     t.same(r.body.nodes.map((x: any) => x.node_id), ['ok', 'fail'])
     t.match(r.body.response, { status: 404 })
     t.equal((await w.api('POST', `${wf}/execute-partial`, { destination_node: 'nope' })).status, 400)
+    r = await w.api('POST', `${wf}/execute-partial`, { input, start_node: 'fetch', pinned_outputs: pinnedFetch })
+    t.equal(r.status, 200, 'a start node fed by the trigger takes the input as the trigger output')
+    t.same(r.body.nodes.map((x: any) => x.node_id), ['fetch', 'ok', 'reply'])
+    t.match(r.body.response, { status: 200, body: { name: 'Ada', id: '7' } })
     t.equal((await w.api('GET', `${wf}/executions`)).body.items.length, before, 'partial runs are never stored')
 
     // one node, with its input standing in for upstream
