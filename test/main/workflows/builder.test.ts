@@ -1,6 +1,6 @@
 import t from 'tap'
 import { STORE_KINDS } from '../../helpers/db.js'
-import { reader } from '../../helpers/sse.js'
+import { openStream, reader } from '../../helpers/sse.js'
 import { startService } from './service.js'
 
 const n = (id: string, type: string, settings: Record<string, unknown> = {}) => ({ id, name: id, type, settings })
@@ -27,6 +27,9 @@ for (const kind of STORE_KINDS) {
     const p = await w.proxy('/u/{id}')
     const wf = `/workflows/${p.workflow_id as string}`
     t.equal((await w.api('PUT', `/proxies/${p.id as string}/workflow`, { workflow: saved })).status, 200, 'saved, not enabled')
+    // Builder runs emit no change events: the stream sees only the saves made below.
+    const events = await openStream(t, `http://127.0.0.1:${w.s.managementPort}/api/v1/events/stream`, { authorization: `Bearer ${await w.s.issueToken!('watcher', 'viewer')}` })
+    t.equal(events.res.status, 200)
 
     // test run of the saved definition, with pinned outputs standing in for the backend
     let r = await w.api('POST', `${wf}/test`, { input, pinned_outputs: pinnedFetch })
@@ -120,5 +123,13 @@ for (const kind of STORE_KINDS) {
     t.match(frames.at(-1)!.data, { status: 'success', mode: 'test', response: { status: 200 } })
     const bad = await w.api('POST', `${wf}/test/stream`, { workflow: { nodes: [], edges: [] } })
     t.equal(bad.status, 400, 'an invalid definition is a plain 400 before any stream')
+
+    await w.api('PUT', `/proxies/${p.id as string}/workflow`, { enabled: false })
+    const seen: any[] = []
+    for (let i = 0; i < 2; i++) { const f = await events.r.nextData(20000); if (f !== undefined) seen.push(JSON.parse(f.data.join('\n'))) }
+    t.match(seen, [
+      { resource_kind: 'proxy_workflow', proxy_id: p.id, definition_changed: true },
+      { resource_kind: 'proxy_workflow', proxy_id: p.id, definition_changed: false, enabled_changed: false }
+    ], 'the only events are the manual-trigger save and the sentinel: the runs emitted none')
   })
 }
