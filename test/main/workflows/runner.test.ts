@@ -77,4 +77,32 @@ t.test('gateway runs through the runner: mailbox limits, sub-workflows and the s
     t.equal(res.status, 200)
     t.same(await res.json(), { from: 'cache', value: 'stored' })
   })
+
+  t.test('records: large values are bounded; a store fault never fails the run', async t => {
+    const p = await w.proxy('/big')
+    await w.api('PUT', `/proxies/${p.id as string}/workflow`, {
+      enabled: true,
+      workflow: {
+        nodes: [n('trg', 'http_trigger'), n('reply', 'response_node', { status: 200, body: { size: '{{ trigger.request.body.length }}' } })],
+        edges: [e('trg', 'reply')],
+        runtime_settings: { save_on_success: true }
+      }
+    })
+    const big = 'x'.repeat(300 * 1024)
+    const res = await fetch(`${w.gateway}${p.base as string}/big`, { method: 'POST', headers: { connection: 'close', 'content-type': 'text/plain' }, body: big })
+    t.equal(res.status, 200)
+    t.same(await res.json(), { size: big.length })
+    const list = await w.until(`/workflows/${p.workflow_id as string}/executions`, b => b.items?.length === 1)
+    t.match(list.items[0].trigger_output, { truncated: true })
+    t.ok(list.items[0].trigger_output.bytes > 300 * 1024)
+    t.same(list.items[0].nodes[1].output, { status: 200, headers: {}, body: { size: big.length } }, 'small values are kept')
+
+    // The executions table is gone (a real database fault): runs still answer, records are not stored.
+    await w.s.store.query('DROP TABLE executions')
+    const again = await fetch(`${w.gateway}${p.base as string}/big`, { method: 'POST', headers: { connection: 'close', 'content-type': 'text/plain' }, body: 'small' })
+    t.equal(again.status, 200)
+    const r = await w.api('POST', `/workflows/${p.workflow_id as string}/test`, {})
+    t.equal(r.status, 200)
+    t.match(r.body, { status: 'success', persisted: false })
+  })
 })
