@@ -96,7 +96,7 @@ export async function start (config: Readonly<Config>, opts: StartOptions = {}):
   management.router.add('GET', '/api/v1/events/stream', async ctx => {
     await handleEventStream(ctx.req, ctx.res, hub, { pingIntervalMs: config.SSE_PING_INTERVAL_MS })
     return undefined
-  }, { role: 'viewer' })
+  }, { role: 'viewer', queryToken: true })
 
   const [{ port: managementPort }, { port: gatewayPort, tlsPort: gatewayTlsPort }] = await Promise.all([management.listen(), gateway.listen()])
   logger.info({ store: store.kind, data_dir: store.kind === 'embedded' ? config.DATA_DIR : undefined, cache: config.CACHE_TYPE },

@@ -33,6 +33,11 @@ export interface RouteOptions {
   public?: boolean
   /** JSON Schema the parsed body must satisfy. */
   body?: Record<string, unknown>
+  /**
+   * Also accept the bearer token as `?access_token=` (for the event stream: a browser's
+   * EventSource cannot send headers). The Authorization header wins when both are sent.
+   */
+  queryToken?: boolean
   /** Hand the body over unparsed (e.g. multipart uploads). */
   raw?: boolean
   maxBodyBytes?: number

@@ -118,7 +118,8 @@ async function handle (router: Router, deps: ManagementDeps, audit: AuditTrail, 
     const params = found.params
     ctx = { req, res, params, query: url.searchParams, body: undefined, rawBody: null, user: null, ifMatch: parseIfMatch(req.headers['if-match']) }
     if (route.opts.public !== true) {
-      ctx.user = await deps.auth.verify(req.headers.authorization)
+      const fromQuery = route.opts.queryToken === true ? url.searchParams.get('access_token') : null
+      ctx.user = await deps.auth.verify(req.headers.authorization ?? (fromQuery === null ? undefined : `Bearer ${fromQuery}`))
       if (!hasRole(ctx.user.role, route.opts.role ?? 'viewer')) {
         throw forbidden(`This action needs the ${route.opts.role ?? 'viewer'} role${ctx.user.role === null ? '; your token carries no known role' : `; you have ${ctx.user.role}`}.`)
       }

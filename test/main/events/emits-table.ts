@@ -49,6 +49,12 @@ export async function walkEmitsTable (t: Test, kind: StoreKind): Promise<void> {
   const refused = await fetch(`${base}/api/v1/events/stream`, { headers: { connection: 'close' } })
   t.equal(refused.status, 401, 'the stream needs a token')
   t.equal((await refused.json() as any).error.code, 'unauthorized')
+  // Browsers' EventSource cannot send headers: the stream (and only the stream) also takes ?access_token=.
+  const byQuery = await openStream(t, `${base}/api/v1/events/stream?access_token=${tokens.viewer}`)
+  t.equal(byQuery.res.status, 200, 'the stream accepts the token as ?access_token=')
+  byQuery.abort()
+  t.equal((await fetch(`${base}/api/v1/events/stream?access_token=not-a-token`, { headers: { connection: 'close' } })).status, 401)
+  t.equal((await api(null, 'GET', `/api/v1/collections?access_token=${tokens.viewer}`)).status, 401, 'other routes want the header')
   const { res, r: stream } = await openStream(t, `${base}/api/v1/events/stream`, { authorization: `Bearer ${tokens.viewer}` })
   t.equal(res.status, 200)
   t.match(res.headers.get('content-type'), /^text\/event-stream/)
