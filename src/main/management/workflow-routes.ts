@@ -1,3 +1,4 @@
+import { validationFailed } from '../../common/errors.js'
 import type { WorkflowDefinition } from '../../common/types.js'
 import { getProxy } from '../store/proxies.js'
 import { currentVersion } from '../store/workflow-versions.js'
@@ -15,8 +16,20 @@ const saveSchema = {
   properties: {
     workflow: { type: ['object', 'null'] },
     definition: { type: ['object', 'null'] },
-    enabled: { type: 'boolean' }
+    enabled: { type: 'boolean' },
+    // The name the GET answer uses: a client may send back what it read.
+    workflow_enabled: { type: 'boolean' }
   }
+}
+/** Fields of the GET answer that a save ignores, so a read-modify-write round trip is accepted. */
+const WORKFLOW_READ_ONLY = ['proxy_id', 'workflow_id', 'version_id', 'version_number']
+
+/** `enabled`, or its alias `workflow_enabled`; both given and different is a clear 400. */
+function enabledOf (body: { enabled?: boolean, workflow_enabled?: boolean }): boolean | undefined {
+  if (body.enabled !== undefined && body.workflow_enabled !== undefined && body.enabled !== body.workflow_enabled) {
+    throw validationFailed('enabled and workflow_enabled disagree; send one of them.', [{ field: 'enabled', message: 'disagrees with workflow_enabled' }])
+  }
+  return body.enabled ?? body.workflow_enabled
 }
 
 /** PUT /proxies/:id/workflow saves a definition and/or the enabled flag, independently. */
@@ -27,9 +40,9 @@ export function registerWorkflowRoutes (router: Router, deps: ManagementDeps): v
   router.add('PUT', '/api/v1/proxies/:id/workflow', async ctx => {
     const body = ctx.body ?? {}
     const sent: WorkflowDefinition | null | undefined = body.workflow !== undefined ? body.workflow : body.definition
-    const { proxy, version } = await saveWorkflow(deps, { proxyId: ctx.params.id, definition: sent, enabled: body.enabled, actorSub: ctx.user?.sub ?? null, ifMatch: ctx.ifMatch })
+    const { proxy, version } = await saveWorkflow(deps, { proxyId: ctx.params.id, definition: sent, enabled: enabledOf(body), actorSub: ctx.user?.sub ?? null, ifMatch: ctx.ifMatch })
     return { status: 200, body: workflowBody(proxy, version), headers: etag(proxy.version) }
-  }, { role: 'editor', body: saveSchema })
+  }, { role: 'editor', body: saveSchema, readOnly: WORKFLOW_READ_ONLY })
 
   router.add('GET', '/api/v1/proxies/:id/workflow', async ctx => {
     const p = await getProxy(deps.store, ctx.params.id)
@@ -44,5 +57,5 @@ export function registerWorkflowRoutes (router: Router, deps: ManagementDeps): v
     if (definition === null) return { status: 200, body: { valid: false, errors: [{ node_id: null, field: 'workflow', message: 'The proxy has no workflow definition yet.' }] } }
     const problems = checkDefinition(definition, { enabled: true })
     return { status: 200, body: { valid: problems.length === 0, errors: problems } }
-  }, { role: 'editor', body: saveSchema })
+  }, { role: 'editor', body: saveSchema, readOnly: WORKFLOW_READ_ONLY })
 }

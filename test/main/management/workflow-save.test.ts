@@ -58,3 +58,28 @@ for (const kind of STORE_KINDS) {
     t.equal(r.status, 404)
   })
 }
+
+t.test('what GET answers can be sent back: read-only fields are ignored, workflow_enabled is an alias of enabled', async t => {
+  const m = await startManagement(t)
+  const c = (await m.call('POST', '/api/v1/collections', { body: { name: 'rt', base_path: '/rt', upstream_url: 'http://127.0.0.1:9' } })).body
+  const p = (await m.call('POST', '/api/v1/proxies', { body: { collection_id: c.id, name: 'p', methods: ['GET'], path: '/p' } })).body
+  let r = await m.call('PUT', `/api/v1/proxies/${p.id}/workflow`, { body: { enabled: true } })
+  t.equal(r.status, 200)
+  const read = (await m.call('GET', `/api/v1/proxies/${p.id}/workflow`)).body
+  t.equal(read.workflow_enabled, true)
+  read.workflow.nodes[1].settings.status = 201
+  read.workflow_enabled = false
+  r = await m.call('PUT', `/api/v1/proxies/${p.id}/workflow`, { body: read })
+  t.equal(r.status, 200, 'the GET answer, edited, is accepted as it is')
+  t.equal(r.body.workflow.nodes[1].settings.status, 201)
+  t.equal(r.body.workflow_enabled, false, 'workflow_enabled is honoured')
+  t.match(m.events.at(-1), { resource_kind: 'proxy_workflow', definition_changed: true, enabled_changed: true, workflow_enabled: false })
+  const before = m.events.length
+  r = await m.call('PUT', `/api/v1/proxies/${p.id}/workflow`, { body: { enabled: true, workflow_enabled: false } })
+  t.equal(r.status, 400, 'contradicting flags are refused')
+  t.match(r.body.error.message, /disagree/)
+  r = await m.call('PUT', `/api/v1/proxies/${p.id}/workflow`, { body: { enabled: true, colour: 'red' } })
+  t.equal(r.status, 400, 'unknown fields are still refused')
+  t.equal(m.events.length, before, 'refused saves emit nothing')
+  t.equal((await m.call('GET', `/api/v1/proxies/${p.id}/workflow`)).body.workflow_enabled, false)
+})
