@@ -28,6 +28,7 @@ import net from 'node:net'
 import os from 'node:os'
 import path from 'node:path'
 import { setTimeout as sleep } from 'node:timers/promises'
+import { freePort } from './ports.js'
 
 export interface Dovecot {
   host: string
@@ -44,17 +45,6 @@ export interface Dovecot {
 }
 
 const HOST = '127.0.0.1'
-
-async function freePort (): Promise<number> {
-  return await new Promise((resolve, reject) => {
-    const srv = net.createServer()
-    srv.once('error', reject)
-    srv.listen(0, HOST, () => {
-      const { port } = srv.address() as net.AddressInfo
-      srv.close(() => resolve(port))
-    })
-  })
-}
 
 function run (cmd: string, args: string[], input?: string): Promise<{ code: number | null, out: string }> {
   return new Promise((resolve, reject) => {

@@ -3,24 +3,15 @@
  * embedded store, and two in-process instances sharing PostgreSQL and Redis.
  */
 import { spawn, type ChildProcess } from 'node:child_process'
-import http from 'node:http'
-import type { AddressInfo } from 'node:net'
 import t from 'tap'
 import { loadConfig } from '../../src/main/config/config.js'
 import { start } from '../../src/main/server.js'
 import { createTempDir, createTestDatabase, silentLogger } from '../helpers/db.js'
 import { startBackend } from '../helpers/gateway.js'
+import { freePort } from '../helpers/ports.js'
 
 const ENTRY = new URL('../../dist/src/main/index.js', import.meta.url).pathname
 const TOKEN_CLI = new URL('../../dist/src/main/cli/token.js', import.meta.url).pathname
-
-async function freePort (): Promise<number> {
-  const s = http.createServer()
-  await new Promise<void>(resolve => s.listen(0, '127.0.0.1', resolve))
-  const { port } = s.address() as AddressInfo
-  await new Promise(resolve => s.close(resolve))
-  return port
-}
 
 // Generous: a first start creates the embedded store, which is slow on a loaded machine.
 async function waitFor (fn: () => Promise<boolean>, what: string, tries = 600): Promise<void> {

@@ -5,10 +5,10 @@
  */
 import { spawn, type ChildProcess } from 'node:child_process'
 import { mkdtemp, rm } from 'node:fs/promises'
-import net from 'node:net'
 import os from 'node:os'
 import path from 'node:path'
 import { Redis } from 'ioredis'
+import { freePort } from '../../helpers/ports.js'
 
 export interface RedisServer {
   port: number
@@ -21,14 +21,6 @@ export interface RedisServer {
   /** Writes the data set to disk so the next start loads it. */
   save (): Promise<void>
   close (): Promise<void>
-}
-
-async function freePort (): Promise<number> {
-  const srv = net.createServer()
-  await new Promise<void>(resolve => srv.listen(0, '127.0.0.1', resolve))
-  const { port } = srv.address() as net.AddressInfo
-  await new Promise(resolve => srv.close(resolve))
-  return port
 }
 
 export async function startRedisServer (): Promise<RedisServer> {

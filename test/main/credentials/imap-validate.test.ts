@@ -4,6 +4,7 @@ import { imapFlowOptions, validateImapCredential, type ImapValidation } from '..
 import { validateCredentialInput } from '../../../src/main/credentials/schemas.js'
 import type { ImapConfig } from '../../../src/main/credentials/types.js'
 import { startDovecot, type Dovecot } from '../../helpers/dovecot.js'
+import { freePort } from '../../helpers/ports.js'
 
 const eml = (subject: string) => `From: sender@example.test\r\nTo: alice@example.test\r\nSubject: ${subject}\r\nMessage-ID: <${subject.replace(/\W/g, '')}@example.test>\r\n\r\nHello.\r\n`
 const opts = { timeoutMs: 5000 }
@@ -21,14 +22,6 @@ function imapConfig (d: Dovecot, over: Partial<ImapConfig> = {}): ImapConfig {
   const details = validateCredentialInput('imap', config)
   if (details.length > 0) throw new Error('test config is not a valid credential: ' + JSON.stringify(details))
   return config as ImapConfig
-}
-
-async function closedPort (): Promise<number> {
-  const srv = net.createServer()
-  await new Promise<void>(resolve => srv.listen(0, '127.0.0.1', resolve))
-  const { port } = srv.address() as net.AddressInfo
-  await new Promise(resolve => srv.close(resolve))
-  return port
 }
 
 /** A loopback server that accepts and answers with `greeting` (or stays silent). */
@@ -109,7 +102,7 @@ t.test('without a working IMAP server', async t => {
   const base = { host: '127.0.0.1', username: 'alice', password: 'not-sent-anywhere-123', tls: { secure: false, reject_unauthorized: true }, mailbox: 'INBOX' }
 
   t.test('nothing listening on the port is host_unreachable', async t => {
-    const port = await closedPort()
+    const port = await freePort()
     t.match(await checked({ ...base, port }), { ok: false, reason: 'host_unreachable', message: `The IMAP server at 127.0.0.1:${port} could not be reached` })
   })
 

@@ -1,6 +1,5 @@
 /** jwt and oidc profiles in depth: a real OIDC issuer on loopback (discovery and JWKS), clock skew, rotation. */
 import http from 'node:http'
-import net from 'node:net'
 import type { AddressInfo } from 'node:net'
 import { exportJWK, generateKeyPair, SignJWT } from 'jose'
 import t from 'tap'
@@ -9,14 +8,7 @@ import { hashApiKey, type ProfileSnapshot } from '../../../src/main/access/profi
 import type { PolicySnapshot } from '../../../src/main/access/policy-limits.js'
 import { profile, startAccessGateway } from '../../helpers/access.js'
 import { collection, proxy, startBackend } from '../../helpers/gateway.js'
-
-async function closedPort (): Promise<number> {
-  const s = net.createServer()
-  await new Promise<void>(resolve => s.listen(0, '127.0.0.1', resolve))
-  const { port } = s.address() as AddressInfo
-  await new Promise(resolve => s.close(resolve))
-  return port
-}
+import { freePort } from '../../helpers/ports.js'
 
 t.test('jwt and oidc profiles: accepted tokens and each way of being refused', async t => {
   const backend = await startBackend(t)
@@ -36,7 +28,7 @@ t.test('jwt and oidc profiles: accepted tokens and each way of being refused', a
   await new Promise<void>(resolve => idp.listen(0, '127.0.0.1', resolve))
   t.teardown(() => new Promise(resolve => { idp.closeAllConnections(); idp.close(resolve) }))
   const issuer = `http://127.0.0.1:${(idp.address() as AddressInfo).port}/realm`
-  const down = `http://127.0.0.1:${await closedPort()}/realm`
+  const down = `http://127.0.0.1:${await freePort()}/realm`
 
   const jwtSecret = 's'.repeat(32)
   const profiles = new Map<string, ProfileSnapshot>()
