@@ -4,15 +4,12 @@
  * run (mode test); every other request runs as usual.
  */
 import { errorBody, serviceUnavailable, toAppError } from '../../common/errors.js'
-import type { WorkflowDefinition } from '../../common/types.js'
 import type { WorkflowResponse } from '../../workers/engine/types.js'
-import { answerOf, type Runner } from './runner.js'
+import { answerOf, type GatewayRoute, type Runner } from './runner.js'
 import type { TriggerListens } from './trigger-listen.js'
 
-type Route = { proxy: { id: string, workflow_id: string }, workflow: WorkflowDefinition | null }
-
 export function gatewayWorkflows (runner: Runner, listens: TriggerListens) {
-  return async (route: Route, trigger: unknown): Promise<WorkflowResponse> => {
+  return async (route: GatewayRoute, trigger: unknown): Promise<WorkflowResponse> => {
     const session = listens.take(route.proxy.id)
     if (session === undefined) {
       // The listen just ended and the route table is being restored: a disabled workflow must not run.

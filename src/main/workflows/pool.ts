@@ -5,6 +5,11 @@
  * for cache_lookup_node) gets its own MessageChannel: one end is transferred
  * in the task, this side answers cache requests and forwards events, and closes
  * when the worker says the run ended. Plain gateway runs create no channel.
+ *
+ * A task with a definition_key carries its definition only the first time the
+ * key is seen here: workers keep the compiled plan (workers/engine/plan.ts), so
+ * later tasks go without it, and a worker that does not hold it (another thread,
+ * evicted, restarted) answers plan_missing and gets the task again in full.
  */
 import fs from 'node:fs'
 import { fileURLToPath } from 'node:url'
@@ -34,24 +39,43 @@ function workerFile (): string {
   return fs.existsSync(js) ? js : js.replace(/\.js$/, '.ts')
 }
 
+// Keys remembered as sent; past this many the set starts over (the cost is one full task per key and worker).
+const MAX_SENT_KEYS = 4096
+
 export function createWorkflowPool (threads: number): WorkflowPool {
-  const pool = new Piscina<RunTask, ExecutionResult>({ filename: workerFile(), minThreads: 1, maxThreads: threads, idleTimeout: 60_000 })
+  // recordTiming off: nothing reads Piscina's run/wait histograms, and they cost a sample per task.
+  const pool = new Piscina<RunTask, ExecutionResult>({ filename: workerFile(), minThreads: 1, maxThreads: threads, idleTimeout: 60_000, recordTiming: false })
+  const sent = new Set<string>()
+  const submit = async (task: RunTask, hooks: RunHooks | undefined): Promise<ExecutionResult> => {
+    const key = task.definition_key
+    if (key === undefined || task.definition === undefined) return await post(task, hooks)
+    if (sent.has(key)) {
+      // Cloning the definition is a good part of a small task's cost between threads: leave it out.
+      const result = await post({ ...task, definition: undefined }, hooks)
+      if (result.plan_missing !== true) return result
+    } else {
+      if (sent.size >= MAX_SENT_KEYS) sent.clear()
+      sent.add(key)
+    }
+    return await post(task, hooks)
+  }
+  const post = async (task: RunTask, hooks: RunHooks | undefined): Promise<ExecutionResult> => {
+    if (hooks?.onEvent === undefined && hooks?.kv === undefined) return await pool.run(task)
+    const { port1, port2 } = new MessageChannel()
+    const ended = serve(port1, hooks)
+    try {
+      const result = await pool.run({ ...task, port: port2, kv: hooks.kv !== undefined }, { transferList: [port2] })
+      // Events posted just before the result travel on another port: wait for the worker's
+      // 'end' so the caller has every event when run() resolves (bounded, in case it never comes).
+      await Promise.race([ended, new Promise(resolve => setTimeout(resolve, 2000).unref())])
+      return result
+    } finally {
+      port1.close()
+    }
+  }
   return {
     threads,
-    async run (task, hooks) {
-      if (hooks?.onEvent === undefined && hooks?.kv === undefined) return await pool.run(task)
-      const { port1, port2 } = new MessageChannel()
-      const ended = serve(port1, hooks)
-      try {
-        const result = await pool.run({ ...task, port: port2, kv: hooks.kv !== undefined }, { transferList: [port2] })
-        // Events posted just before the result travel on another port: wait for the worker's
-        // 'end' so the caller has every event when run() resolves (bounded, in case it never comes).
-        await Promise.race([ended, new Promise(resolve => setTimeout(resolve, 2000).unref())])
-        return result
-      } finally {
-        port1.close()
-      }
-    },
+    run: submit,
     async close () { await pool.destroy() }
   }
 }

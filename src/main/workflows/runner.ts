@@ -49,12 +49,19 @@ export interface RunRequest {
   /** Wait for the record to be written before resolving (builder routes); gateway runs do not. */
   awaitPersist?: boolean
   hooks?: RunHooks
+  /** The saved definition's identity: its compiled plan is cached per worker (see planKey). */
+  definition_key?: string
+  /** Per-node records come back only when they will be stored (gateway runs: nobody else reads them). */
+  lean?: boolean
 }
+
+/** A proxy's saved definition, as the route table holds it: the proxy's version changes with every save. */
+export type GatewayRoute = { proxy: { id: string, workflow_id: string, version?: number }, workflow: WorkflowDefinition | null }
 
 export interface Runner {
   run (req: RunRequest): Promise<{ result: ExecutionResult, record: ExecutionRecord }>
   /** The gateway's entry: the workflow's answer, or an AppError (504 past the deadline, 500 on a failure). */
-  gateway (route: { proxy: { id: string, workflow_id: string }, workflow: WorkflowDefinition | null }, trigger: unknown): Promise<WorkflowResponse>
+  gateway (route: GatewayRoute, trigger: unknown): Promise<WorkflowResponse>
   /** Resolves once every record write started so far has finished. */
   settled (): Promise<void>
 }
@@ -132,13 +139,19 @@ export function createRunner (deps: RunnerDeps): Runner {
     if (req.start_node !== undefined) task.start_node = req.start_node
     if (req.destination_node !== undefined) task.destination_node = req.destination_node
     if (subworkflows !== null) { task.subworkflows = subworkflows; task.depth = 0 }
+    if (req.definition_key !== undefined) task.definition_key = req.definition_key
+    const rs = def.runtime_settings ?? {}
+    const storesSuccess = req.persist === 'settings' && deps.keepPerWorkflow > 0 && rs.save_on_success === true
+    const storesError = req.persist === 'settings' && deps.keepPerWorkflow > 0 && rs.save_on_error !== false
+    if (req.lean === true) task.records = storesSuccess ? 'always' : storesError ? 'on_error' : 'never'
     const box = mailboxes.get(req.proxy.id)
     if (req.saved === true) box.limits = limitsOf(def)
     // Hooks cost a message channel per run: only for a stream, or a cache node that needs the shared cache.
     const kv = deps.kv !== undefined && usesNodeType('cache_lookup_node', def, subworkflows) ? deps.kv : undefined
     const hooks = req.hooks?.onEvent !== undefined || kv !== undefined ? { kv, onEvent: req.hooks?.onEvent } : undefined
     const result = await box.submit(async () => await deps.pool.run(task, hooks), deadline)
-    const record: ExecutionRecord = boundRecord({
+    const keep = result.status === 'success' ? storesSuccess : storesError
+    const record: ExecutionRecord = {
       id: executionId,
       workflow_id: req.proxy.workflow_id,
       proxy_id: req.proxy.id,
@@ -157,10 +170,9 @@ export function createRunner (deps: RunnerDeps): Runner {
       persisted: false,
       created_at: result.finished_at,
       updated_at: result.finished_at
-    })
-    const rs = def.runtime_settings ?? {}
-    const keep = req.persist === 'settings' && deps.keepPerWorkflow > 0 &&
-      (result.status === 'success' ? rs.save_on_success === true : rs.save_on_error !== false)
+    }
+    // Bounding measures every value as JSON: only for a record someone will read.
+    if (keep || req.lean !== true) boundRecord(record)
     if (keep) {
       record.persisted = true
       const written = persist(record, req.workflow_version)
@@ -173,11 +185,17 @@ export function createRunner (deps: RunnerDeps): Runner {
     run,
     async gateway (route, trigger) {
       const def = route.workflow!
-      const { result } = await run({ proxy: route.proxy, definition: def, mode: 'gateway', trigger_output: trigger, saved: true, persist: 'settings' })
+      const { result } = await run({ proxy: route.proxy, definition: def, mode: 'gateway', trigger_output: trigger, saved: true, persist: 'settings', definition_key: planKey(route), lean: true })
       return answerOf(result, def)
     },
     async settled () { await chain }
   }
+}
+
+/** The key a saved definition's plan is cached under: a proxy's own, new with every save; none without a version. */
+export function planKey (route: GatewayRoute): string | undefined {
+  const p = route.proxy
+  return p.version === undefined ? undefined : `${p.id}:${p.workflow_id}:${p.version}`
 }
 
 /** What the gateway answers for a finished run: the workflow's response, or 504 / 500 workflow_failed. */

@@ -12,11 +12,11 @@
  * a loop of synchronous nodes stops) and aborts delays and requests in flight;
  * the run then ends `timeout`.
  */
-import { compileSettings, type Template } from '../../common/expressions/template.js'
 import { workflowScope, type RunContext } from '../../common/expressions/scope.js'
 import type { WorkflowDefinition, WorkflowEdge, WorkflowNode } from '../../common/types.js'
 import { NodeError, type ExecutionResult, type NodeRecord, type NodeResult, type RunTask, type WorkflowResponse } from './types.js'
-import { buildLevels, levelOf, type Level } from './graph.js'
+import { levelOf, type Level } from './graph.js'
+import { planFor, templateOf, type Plan } from './plan.js'
 import { openBridge, type Bridge } from './bridge.js'
 import { RUNNERS, TRIGGERS } from './registry.js'
 import { checkStatus } from './status-rule.js'
@@ -27,7 +27,8 @@ export const MAX_NODE_RUNS = 100_000
 type LoopScope = NonNullable<RunContext['loop']>
 
 interface RunState {
-  task: RunTask
+  task: RunTask & { definition: WorkflowDefinition }
+  plan: Plan
   nodes: Map<string, WorkflowNode>
   allOut: Map<string, WorkflowEdge[]>
   pinned: Record<string, unknown>
@@ -40,7 +41,6 @@ interface RunState {
   bridge: Bridge
   triggerNode: WorkflowNode | undefined
   triggerOutput: unknown
-  templates: Map<string, Template>
   steps: number
   destinationReached: boolean
 }
@@ -56,17 +56,17 @@ export async function runWorkflow (task: RunTask, opts: { bridge?: Bridge } = {}
 }
 
 async function execute (task: RunTask, bridge: Bridge, started: number): Promise<ExecutionResult> {
-  const def = task.definition
-  const nodes = new Map(def.nodes.map(n => [n.id, n]))
-  const allOut = new Map<string, WorkflowEdge[]>()
-  for (const e of def.edges) if (nodes.has(e.target)) (allOut.get(e.source) ?? allOut.set(e.source, []).get(e.source)!).push(e)
+  const plan = planFor(task)
+  if (plan === undefined) return { ...finish(started, 'error', null, null, { node_id: null, message: 'The definition was not sent.' }), plan_missing: true }
+  const def = plan.definition
+  const { nodes, allOut, triggerNode } = plan
   const pinned = task.pinned_outputs ?? {}
-  const triggerNode = def.nodes.find(n => TRIGGERS.has(n.type))
   const st: RunState = {
-    task, nodes, allOut, pinned, outputs: new Map(), byName: new Map(), records: [], nodeInputs: {}, response: null,
+    task: { ...task, definition: def },
+    plan, nodes, allOut, pinned, outputs: new Map(), byName: new Map(), records: [], nodeInputs: {}, response: null,
     ac: new AbortController(), bridge, triggerNode,
     triggerOutput: triggerNode !== undefined && pinned[triggerNode.id] !== undefined ? pinned[triggerNode.id] : task.trigger_output,
-    templates: new Map(), steps: 0, destinationReached: false
+    steps: 0, destinationReached: false
   }
   const entry = task.start_node !== undefined ? nodes.get(task.start_node) : triggerNode
   if (entry === undefined) {
@@ -82,7 +82,7 @@ async function execute (task: RunTask, bridge: Bridge, started: number): Promise
   let error: ExecutionResult['error'] = null
   let last: unknown = null
   try {
-    const top = buildLevels(def)
+    const top = plan.top
     const level = task.start_node !== undefined ? (levelOf(top, entry.id) ?? top) : top
     const input = task.start_node !== undefined ? upstreamInput(entry, def.edges, st.outputs) : st.triggerOutput
     last = await runLevel(st, level, [{ node: entry, inputs: [input] }], [], undefined)
@@ -175,9 +175,7 @@ async function runOne (st: RunState, level: Level, node: WorkflowNode, inputs: u
 async function invoke (st: RunState, level: Level, node: WorkflowNode, inputs: unknown[], input: unknown, loop: LoopScope | undefined): Promise<NodeResult> {
   const runner = RUNNERS[node.type]
   if (runner === undefined) throw new NodeError(`Node type '${node.type}' cannot run in this version.`)
-  let template = st.templates.get(node.id)
-  if (template === undefined) st.templates.set(node.id, template = compileSettings(templated(node)))
-  const settings = template(scopeFor(st, inputs, loop)) as Record<string, unknown>
+  const settings = templateOf(st.plan, node)(scopeFor(st, inputs, loop)) as Record<string, unknown>
   const task = st.task
   const result = await runner({
     settings,
@@ -212,14 +210,6 @@ async function invoke (st: RunState, level: Level, node: WorkflowNode, inputs: u
   return result
 }
 
-/** Settings that hold expressions: all but code_node's code, which is JavaScript text. */
-function templated (node: WorkflowNode): Record<string, unknown> {
-  const s = node.settings ?? {}
-  if (node.type !== 'code_node') return s
-  const { code: _code, ...rest } = s
-  return rest
-}
-
 function scopeFor (st: RunState, inputs: unknown[], loop: LoopScope | undefined) {
   const t = st.triggerNode
   return workflowScope({
@@ -228,9 +218,12 @@ function scopeFor (st: RunState, inputs: unknown[], loop: LoopScope | undefined)
   })
 }
 
-function finish (started: number, status: ExecutionResult['status'], st: RunState, response: WorkflowResponse | null, error: ExecutionResult['error']): ExecutionResult {
+function finish (started: number, status: ExecutionResult['status'], st: RunState | null, response: WorkflowResponse | null, error: ExecutionResult['error']): ExecutionResult {
   const now = Date.now()
-  return { status, started_at: new Date(started).toISOString(), finished_at: new Date(now).toISOString(), duration_ms: now - started, nodes: st.records, node_inputs: st.nodeInputs, response, error }
+  // Records the caller will not store stay here: they are most of the result's cost between threads.
+  const mode = st?.task.records ?? 'always'
+  const keep = st !== null && (mode === 'always' || (mode === 'on_error' && status !== 'success'))
+  return { status, started_at: new Date(started).toISOString(), finished_at: new Date(now).toISOString(), duration_ms: now - started, nodes: keep ? st.records : [], node_inputs: keep ? st.nodeInputs : {}, response, error }
 }
 
 function upstreamInput (node: WorkflowNode, edges: WorkflowEdge[], outputs: Map<string, unknown>): unknown {

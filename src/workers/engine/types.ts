@@ -3,7 +3,16 @@ import type { MessagePort } from 'node:worker_threads'
 import type { WorkflowDefinition } from '../../common/types.js'
 
 export interface RunTask {
-  definition: WorkflowDefinition
+  /** The definition; may be left out when `definition_key` names one this worker compiled already. */
+  definition?: WorkflowDefinition
+  /** A saved definition's identity (changes with every save): its compiled plan is cached per worker. */
+  definition_key?: string
+  /**
+   * Which per-node records (`nodes`, `node_inputs`) travel back: `always` (default),
+   * `on_error` (only when the run did not succeed), `never`. Gateway runs whose record
+   * will not be stored ask for less, so the result is cheap to send between threads.
+   */
+  records?: 'always' | 'on_error' | 'never'
   workflow: { id: string, name?: string, proxy_id?: string }
   execution_id: string
   /** Output of the entry trigger (for http_trigger: `{ request: {...} }`). */
@@ -72,6 +81,8 @@ export interface ExecutionResult {
   node_inputs: Record<string, unknown>
   response: WorkflowResponse | null
   error: { node_id: string | null, message: string } | null
+  /** Set instead of running when the task carried only a definition_key this worker does not hold. */
+  plan_missing?: true
 }
 
 /** What a node's run function gets. */
@@ -96,7 +107,8 @@ export interface NodeContext {
 
 /** What nodes such as code_node and execute_subworkflow read from the run. */
 export interface RunContextForNodes {
-  task: RunTask
+  /** The task, its definition always present (filled in from the cached plan). */
+  task: RunTask & { definition: WorkflowDefinition }
   /** Outputs of finished nodes by id. */
   outputs: ReadonlyMap<string, unknown>
   /** Runs another definition in this worker (execute_subworkflow). */
