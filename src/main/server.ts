@@ -17,7 +17,7 @@ import { Metrics } from './observability/metrics.js'
 import { RequestLogWriter } from './observability/request-log.js'
 import type { RequestRecord } from './observability/types.js'
 import { insertRequestLogs, pruneRequestLogs } from './store/request-logs.js'
-import { createWorkflowPool } from './workflows/pool.js'
+import { createWorkflowPool, RUNS_PER_WORKER } from './workflows/pool.js'
 import { EMPTY_ACCESS, loadAccessSnapshot, type AccessSnapshot } from './access/snapshot.js'
 import { loadSecretsKey } from './credentials/secrets.js'
 import { createRunner } from './workflows/runner.js'
@@ -70,7 +70,8 @@ export async function start (config: Readonly<Config>, opts: StartOptions = {}):
     store, pool, logger, kv: shared.kv,
     outboundAllowlist: config.OUTBOUND_ALLOWLIST,
     keepPerWorkflow: config.EXECUTIONS_PER_WORKFLOW,
-    defaultLimits: { maxQueue: 100, maxConcurrent: Math.max(2, config.WORKERS * 2) }
+    // Half the pool's run slots per proxy by default: a flood on one proxy leaves the other half to the rest.
+    defaultLimits: { maxQueue: 100, maxConcurrent: Math.max(2, config.WORKERS * RUNS_PER_WORKER / 2) }
   })
   const listens = createTriggerListens({ onChange: () => { pendingReload = routes.reload().catch(() => {}) } })
   const workflows = gatewayWorkflows(runner, listens)

@@ -42,9 +42,18 @@ function workerFile (): string {
 // Keys remembered as sent; past this many the set starts over (the cost is one full task per key and worker).
 const MAX_SENT_KEYS = 4096
 
+/**
+ * Runs one worker thread carries at once. A run spends most of its life waiting (HTTP
+ * requests, delays, the cache), so a worker interleaves many; code-node work is
+ * synchronous and bounded (1 s), so it only delays the others a little.
+ */
+export const RUNS_PER_WORKER = 16
+
 export function createWorkflowPool (threads: number): WorkflowPool {
   // recordTiming off: nothing reads Piscina's run/wait histograms, and they cost a sample per task.
-  const pool = new Piscina<RunTask, ExecutionResult>({ filename: workerFile(), minThreads: 1, maxThreads: threads, idleTimeout: 60_000, recordTiming: false })
+  const pool = new Piscina<RunTask, ExecutionResult>({
+    filename: workerFile(), minThreads: 1, maxThreads: threads, idleTimeout: 60_000, recordTiming: false, concurrentTasksPerWorker: RUNS_PER_WORKER
+  })
   const sent = new Set<string>()
   const submit = async (task: RunTask, hooks: RunHooks | undefined): Promise<ExecutionResult> => {
     const key = task.definition_key
