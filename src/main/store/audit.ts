@@ -1,7 +1,7 @@
 /** The audit log: append-only rows of changes and refused requests, listed with filters. */
 import { randomUUID } from 'node:crypto'
 import type { Page } from '../../common/types.js'
-import { decodeCursor, encodeCursor, iso, type PageQuery } from './rows.js'
+import { iso, page, whereOf, type PageQuery } from './rows.js'
 import type { Queryable } from './types.js'
 
 export interface AuditEntryInput {
@@ -67,26 +67,10 @@ function toEntry (r: any): AuditEntry {
   }
 }
 
-/** Keyset paging on `seq` in either direction (the shared helper pages oldest first only). */
 export async function listAuditEntries (q: Queryable, pq: PageQuery, f: AuditFilter): Promise<Page<AuditEntry>> {
-  const where: string[] = []
-  const params: unknown[] = []
-  const add = (sql: string, v: unknown) => { if (v !== undefined) { params.push(v); where.push(sql.replace('?', `$${params.length}`)) } }
-  add('actor_sub = ?', f.actor_sub)
-  add('resource_kind = ?', f.resource_kind)
-  add('resource_id = ?', f.resource_id)
-  add('action = ?', f.action)
-  add('source = ?', f.source)
-  add('occurred_at >= ?', f.since)
-  add('occurred_at < ?', f.until)
-  const desc = f.order !== 'asc'
-  const after = decodeCursor(pq.cursor)
-  if (after > 0) add(desc ? 'seq < ?' : 'seq > ?', after)
-  params.push(pq.limit + 1)
-  const { rows } = await q.query(
-    `SELECT seq, ${COLS.join(', ')} FROM audit_logs WHERE ${where.length > 0 ? where.join(' AND ') : 'true'}
-     ORDER BY seq ${desc ? 'DESC' : 'ASC'} LIMIT $${params.length}`, params)
-  const more = rows.length > pq.limit
-  const items = rows.slice(0, pq.limit)
-  return { items: items.map(toEntry), next_cursor: more ? encodeCursor(Number(items[items.length - 1].seq)) : null }
+  const { where, params } = whereOf([
+    ['actor_sub = ?', f.actor_sub], ['resource_kind = ?', f.resource_kind], ['resource_id = ?', f.resource_id], ['action = ?', f.action],
+    ['source = ?', f.source], ['occurred_at >= ?', f.since], ['occurred_at < ?', f.until]
+  ])
+  return await page(q, `SELECT seq, ${COLS.join(', ')} FROM audit_logs WHERE ${where}`, params, pq, toEntry, f.order === 'asc' ? 'asc' : 'desc')
 }

@@ -5,9 +5,8 @@
  */
 import { notFound } from '../../common/errors.js'
 import type { Page } from '../../common/types.js'
-import { iso, json, type PageQuery } from './rows.js'
+import { iso, json, page, whereOf, type PageQuery } from './rows.js'
 import type { Queryable } from './types.js'
-import { pageNewestFirst } from './workflow-versions.js'
 
 export type ExecutionMode = 'gateway' | 'test' | 'partial' | 'node' | 'manual' | 'replay' | 'trigger'
 export type ExecutionStatus = 'success' | 'error' | 'timeout'
@@ -87,9 +86,6 @@ export async function getExecution (q: Queryable, workflowId: string, id: string
 }
 
 export async function listExecutions (q: Queryable, workflowId: string, filter: { status?: ExecutionStatus, mode?: string }, pq: PageQuery): Promise<Page<ExecutionRecord>> {
-  const params: unknown[] = [workflowId]
-  let sql = 'SELECT * FROM executions WHERE workflow_id = $1'
-  if (filter.status !== undefined) { params.push(filter.status); sql += ` AND status = $${params.length}` }
-  if (filter.mode !== undefined) { params.push(filter.mode); sql += ` AND mode = $${params.length}` }
-  return await pageNewestFirst(q, sql, params, pq, toRecord)
+  const { where, params } = whereOf([['status = ?', filter.status], ['mode = ?', filter.mode]], [workflowId])
+  return await page(q, `SELECT * FROM executions WHERE workflow_id = $1 AND ${where}`, params, pq, toRecord, 'desc')
 }

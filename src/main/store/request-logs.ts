@@ -1,6 +1,6 @@
 import type { Page } from '../../common/types.js'
 import type { RequestRecord } from '../observability/types.js'
-import { iso, page, type PageQuery } from './rows.js'
+import { iso, page, whereOf, type PageQuery } from './rows.js'
 import type { Queryable, Store } from './types.js'
 
 const COLS = ['occurred_at', 'request_id', 'collection_id', 'proxy_id', 'client_id', 'profile_id', 'method', 'path', 'status', 'duration_ms', 'upstream_ms', 'bytes_in', 'bytes_out']
@@ -22,18 +22,11 @@ export interface RequestLogFilter {
 }
 
 export async function listRequestLogs (q: Queryable, pq: PageQuery, f: RequestLogFilter): Promise<Page<Record<string, unknown>>> {
-  const where: string[] = []
-  const params: unknown[] = []
-  const eq = (col: string, v: unknown) => { if (v !== undefined) { params.push(v); where.push(`${col} = $${params.length}`) } }
-  eq('collection_id', f.collection_id)
-  eq('proxy_id', f.proxy_id)
-  eq('client_id', f.client_id)
-  eq('profile_id', f.profile_id)
-  eq('status', f.status)
-  eq('method', f.method)
-  if (f.since !== undefined) { params.push(f.since); where.push(`occurred_at >= $${params.length}`) }
-  if (f.until !== undefined) { params.push(f.until); where.push(`occurred_at < $${params.length}`) }
-  return await page(q, `SELECT * FROM request_logs WHERE ${where.length > 0 ? where.join(' AND ') : 'true'}`, params, pq, (r: any) => ({
+  const { where, params } = whereOf([
+    ['collection_id = ?', f.collection_id], ['proxy_id = ?', f.proxy_id], ['client_id = ?', f.client_id], ['profile_id = ?', f.profile_id],
+    ['status = ?', f.status], ['method = ?', f.method], ['occurred_at >= ?', f.since], ['occurred_at < ?', f.until]
+  ])
+  return await page(q, `SELECT * FROM request_logs WHERE ${where}`, params, pq, (r: any) => ({
     time: iso(r.occurred_at),
     request_id: r.request_id,
     collection_id: r.collection_id,

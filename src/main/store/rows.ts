@@ -19,16 +19,34 @@ export function decodeCursor (cursor: string | undefined): number {
 
 export interface PageQuery { limit: number, cursor?: string }
 
-/** Keyset paging on the table's `seq` column, oldest first. */
+/**
+ * Keyset paging on the table's `seq` column, oldest first (or newest first for history
+ * views); the cursor is the last seq seen. `sql` ends inside a WHERE clause.
+ */
 export async function page<R extends { seq: number }, T> (
-  q: Queryable, sql: string, params: unknown[], pq: PageQuery, map: (row: R) => T
+  q: Queryable, sql: string, params: unknown[], pq: PageQuery, map: (row: R) => T, order: 'asc' | 'desc' = 'asc'
 ): Promise<Page<T>> {
-  const after = decodeCursor(pq.cursor)
-  const n = params.length
-  const { rows } = await q.query<R>(`${sql} AND seq > $${n + 1} ORDER BY seq LIMIT $${n + 2}`, [...params, after, pq.limit + 1])
+  const last = decodeCursor(pq.cursor)
+  const args = last > 0 ? [...params, last] : [...params]
+  const bound = last > 0 ? ` AND seq ${order === 'desc' ? '<' : '>'} $${args.length}` : ''
+  const { rows } = await q.query<R>(`${sql}${bound} ORDER BY seq ${order === 'desc' ? 'DESC' : 'ASC'} LIMIT $${args.length + 1}`, [...args, pq.limit + 1])
   const more = rows.length > pq.limit
   const items = rows.slice(0, pq.limit)
   return { items: items.map(map), next_cursor: more ? encodeCursor(Number(items[items.length - 1].seq)) : null }
+}
+
+/**
+ * A WHERE clause from optional filters: each `[condition with one ?, value]` counts only
+ * when its value is given; placeholders are numbered after `params` already there.
+ */
+export function whereOf (conds: Array<[string, unknown]>, params: unknown[] = []): { where: string, params: unknown[] } {
+  const parts: string[] = []
+  for (const [sql, v] of conds) {
+    if (v === undefined) continue
+    params.push(v)
+    parts.push(sql.replace('?', `$${params.length}`))
+  }
+  return { where: parts.length > 0 ? parts.join(' AND ') : 'true', params }
 }
 
 export async function bumpConfigVersion (q: Queryable): Promise<void> {

@@ -6,7 +6,7 @@
 import { randomUUID } from 'node:crypto'
 import { notFound } from '../../common/errors.js'
 import type { Page, WorkflowDefinition } from '../../common/types.js'
-import { decodeCursor, encodeCursor, iso, json, type PageQuery } from './rows.js'
+import { iso, json, page, type PageQuery } from './rows.js'
 import type { Queryable } from './types.js'
 
 export interface WorkflowVersion {
@@ -58,15 +58,6 @@ export async function currentVersion (q: Queryable, workflowId: string): Promise
 }
 
 export async function listWorkflowVersions (q: Queryable, workflowId: string, pq: PageQuery): Promise<Page<WorkflowVersion>> {
-  return await pageNewestFirst(q, 'SELECT * FROM workflow_versions WHERE workflow_id = $1', [workflowId], pq, toVersion)
+  return await page(q, 'SELECT * FROM workflow_versions WHERE workflow_id = $1', [workflowId], pq, toVersion, 'desc')
 }
 
-/** Keyset paging on `seq`, newest first (history views); the cursor is the last seq seen. */
-export async function pageNewestFirst<T> (q: Queryable, sql: string, params: unknown[], pq: PageQuery, map: (row: any) => T): Promise<Page<T>> {
-  const before = pq.cursor === undefined || pq.cursor === '' ? 2_147_483_647 : decodeCursor(pq.cursor)
-  const n = params.length
-  const { rows } = await q.query(`${sql} AND seq < $${n + 1} ORDER BY seq DESC LIMIT $${n + 2}`, [...params, before, pq.limit + 1])
-  const more = rows.length > pq.limit
-  const items = rows.slice(0, pq.limit)
-  return { items: items.map(map), next_cursor: more ? encodeCursor(Number(items[items.length - 1].seq)) : null }
-}
