@@ -8,6 +8,9 @@ import { SECRET_MASK } from '../credentials/types.js'
 import { hasRole } from '../auth/roles.js'
 import { clients, policies, profiles, publicProfile, type ProfileRow } from '../store/access.js'
 import type { Queryable } from '../store/types.js'
+import type { BaseRecord } from '../../common/types.js'
+import type { EventInput } from '../events/types.js'
+import type { records } from '../store/records.js'
 import type { Router } from './router.js'
 import type { ManagementDeps } from './server.js'
 import { etag, pageQuery } from './validation.js'
@@ -34,6 +37,7 @@ const profileFields = {
   oidc: { type: ['object', 'null'], additionalProperties: false, required: ['issuer'], properties: { issuer: { type: 'string', pattern: '^https?://' }, jwks_url: { type: ['string', 'null'], pattern: '^https?://' }, audience: { type: ['string', 'null'] } } },
   mtls_fingerprint: { type: ['string', 'null'], pattern: '^([0-9A-Fa-f]{2}:?){31}[0-9A-Fa-f]{2}$' }
 }
+type Records<R extends BaseRecord> = ReturnType<typeof records<R>>
 const obj = (props: object, required: string[] = []) => ({ type: 'object', additionalProperties: false, required, properties: props })
 /** Profile fields a client may send back as it read them; they cannot be set. */
 const PROFILE_READ_ONLY = ['has_credentials', 'rotated_at', 'credentials']
@@ -45,21 +49,29 @@ export function registerAccessRoutes (router: Router, deps: ManagementDeps): voi
   const changed = () => deps.onConfigChange()
   const sub = (ctx: { user: { sub: string } | null }) => ctx.user?.sub
 
+  /** List, read, create and update of policies and clients: the same four routes, each change with its event. */
+  const recordRoutes = <R extends BaseRecord>(plural: string, repo: Pick<Records<R>, 'list' | 'get' | 'insert' | 'update'>,
+    fields: object, defaults: Record<string, unknown>, event: (id: string, operation: 'created' | 'updated', ctx: { user: { sub: string } | null }) => EventInput) => {
+    const path = `/api/v1/${plural}`
+    router.add('GET', path, async ctx => ({ status: 200, body: await repo.list(store, pageQuery(ctx.query)) }))
+    router.add('GET', `${path}/:id`, async ctx => { const r = await repo.get(store, ctx.params.id); return { status: 200, body: r, headers: etag(r.version) } })
+    router.add('POST', path, async ctx => {
+      const r = await store.tx(async q => await repo.insert(q, { ...defaults, ...ctx.body }))
+      events.publish(event(r.id, 'created', ctx))
+      changed()
+      return { status: 201, body: r, headers: etag(r.version) }
+    }, { role: 'admin', body: obj(fields, ['name']) })
+    router.add('PUT', `${path}/:id`, async ctx => {
+      const { after } = await store.tx(async q => await repo.update(q, ctx.params.id, ctx.body ?? {}, ctx.ifMatch))
+      events.publish(event(after.id, 'updated', ctx))
+      changed()
+      return { status: 200, body: after, headers: etag(after.version) }
+    }, { role: 'admin', body: obj(fields) })
+  }
+
   // --- policies ---------------------------------------------------------------
-  router.add('GET', '/api/v1/policies', async ctx => ({ status: 200, body: await policies.list(store, pageQuery(ctx.query)) }))
-  router.add('GET', '/api/v1/policies/:id', async ctx => { const p = await policies.get(store, ctx.params.id); return { status: 200, body: p, headers: etag(p.version) } })
-  router.add('POST', '/api/v1/policies', async ctx => {
-    const p = await store.tx(async q => await policies.insert(q, { status: 'enabled', description: '', ...ctx.body }))
-    events.publish({ resource_kind: 'policy', policy_id: p.id, operation: 'created', actor_sub: sub(ctx) })
-    changed()
-    return { status: 201, body: p, headers: etag(p.version) }
-  }, { role: 'admin', body: obj(policyFields, ['name']) })
-  router.add('PUT', '/api/v1/policies/:id', async ctx => {
-    const { after } = await store.tx(async q => await policies.update(q, ctx.params.id, ctx.body ?? {}, ctx.ifMatch))
-    events.publish({ resource_kind: 'policy', policy_id: after.id, operation: 'updated', actor_sub: sub(ctx) })
-    changed()
-    return { status: 200, body: after, headers: etag(after.version) }
-  }, { role: 'admin', body: obj(policyFields) })
+  recordRoutes('policies', policies, policyFields, { status: 'enabled', description: '' },
+    (id, operation, ctx) => ({ resource_kind: 'policy', policy_id: id, operation, actor_sub: sub(ctx) }))
   router.add('PUT', '/api/v1/policies/:id/toggle-status', async ctx => {
     const { after } = await store.tx(async q => {
       const cur = await policies.lock(q, ctx.params.id)
@@ -82,20 +94,8 @@ export function registerAccessRoutes (router: Router, deps: ManagementDeps): voi
   }, { role: 'admin' })
 
   // --- clients ----------------------------------------------------------------
-  router.add('GET', '/api/v1/clients', async ctx => ({ status: 200, body: await clients.list(store, pageQuery(ctx.query)) }))
-  router.add('GET', '/api/v1/clients/:id', async ctx => { const c = await clients.get(store, ctx.params.id); return { status: 200, body: c, headers: etag(c.version) } })
-  router.add('POST', '/api/v1/clients', async ctx => {
-    const c = await store.tx(async q => await clients.insert(q, { status: 'active', description: '', ...ctx.body }))
-    events.publish({ resource_kind: 'client', client_id: c.id, operation: 'created', actor_sub: sub(ctx) })
-    changed()
-    return { status: 201, body: c, headers: etag(c.version) }
-  }, { role: 'admin', body: obj(clientFields, ['name']) })
-  router.add('PUT', '/api/v1/clients/:id', async ctx => {
-    const { after } = await store.tx(async q => await clients.update(q, ctx.params.id, ctx.body ?? {}, ctx.ifMatch))
-    events.publish({ resource_kind: 'client', client_id: after.id, operation: 'updated', actor_sub: sub(ctx) })
-    changed()
-    return { status: 200, body: after, headers: etag(after.version) }
-  }, { role: 'admin', body: obj(clientFields) })
+  recordRoutes('clients', clients, clientFields, { status: 'active', description: '' },
+    (id, operation, ctx) => ({ resource_kind: 'client', client_id: id, operation, actor_sub: sub(ctx) }))
   router.add('PUT', '/api/v1/clients/:id/status', async ctx => {
     const { after } = await store.tx(async q => {
       // Without a status the route toggles active <-> suspended.
