@@ -64,6 +64,7 @@ export async function start (config: Readonly<Config>, opts: StartOptions = {}):
   const requestLog = config.REQUEST_LOG_RETENTION_HOURS > 0
     ? new RequestLogWriter({ sink: async records => { await insertRequestLogs(store, records) }, logger })
     : null
+  if (requestLog !== null) metrics.addSource(() => requestLog.prometheus())
   const observe = (r: RequestRecord) => { metrics.record(r); requestLog?.append(r) }
   const pool = createWorkflowPool(config.WORKERS)
   const runner = createRunner({
