@@ -373,7 +373,7 @@ export function createGateway (opts: GatewayOptions): Gateway {
     const proceed = (body: Buffer | null): boolean => {
       let q = query ?? ''
       if (validator !== null) {
-        const r = validator.validate({ params: m.params, paramNames: route.paramNames, query: q, contentType, body })
+        const r = validator.validate({ method, params: m.params, paramNames: route.paramNames, query: q, contentType, body })
         if (r instanceof AppError) { fail(r); return false }
         q = r.query
       }
