@@ -129,7 +129,7 @@ function proceed (x: GatewayExchange, body: Buffer | null): boolean {
   let q = x.query
   const validator = route.validator
   if (validator !== null) {
-    const r = validator.validate({ params, paramNames: route.paramNames, query: q, contentType: x.contentType, body })
+    const r = validator.validate({ method: x.method, params, paramNames: route.paramNames, query: q, contentType: x.contentType, body })
     if (r instanceof AppError) { x.fail(r); return false }
     q = r.query
   }
