@@ -21,7 +21,11 @@ import { registerThreadRoutes } from './threads-routes.js'
 import { registerAuditRoutes } from './audit-routes.js'
 import { registerAccessRoutes } from './access-routes.js'
 import { registerCredentialRoutes } from './credentials-routes.js'
-import type { AuditTrail } from './audit-trail.js'
+import { createAuditTrail, type AuditTrail } from './audit-trail.js'
+import type { KeyValueCache } from '../cache/types.js'
+import { createMemoryKv } from '../cache/memory-kv.js'
+import { createManagementMcp } from '../mcp/management-mcp.js'
+import { createMcpSessions } from '../mcp/sessions.js'
 
 export interface ReadyReport { ok: boolean, checks: Record<string, string> }
 
@@ -35,6 +39,8 @@ export interface ManagementDeps {
   readiness: () => Promise<ReadyReport>
   /** Awaited after a successful write, before answering: lets this instance apply the change first. */
   settle?: () => Promise<void>
+  /** Where management MCP sessions live (the shared cache: Redis when CACHE_TYPE=redis); default one instance's memory. */
+  kv?: KeyValueCache
 }
 
 export interface ManagementServer {
@@ -71,6 +77,19 @@ export function createManagementServer (deps: ManagementDeps): ManagementServer 
       token_command: deps.auth.mode === 'local' ? 'npm run token -- --sub <you> --role <viewer|editor|admin>' : null
     }
   }), { public: true })
+  const audit = createAuditTrail(deps.store, deps.logger)
+  const mcp = createManagementMcp({
+    config: deps.config,
+    logger: deps.logger,
+    auth: deps.auth,
+    router,
+    audit,
+    settle: deps.settle,
+    sessions: createMcpSessions(deps.kv ?? createMemoryKv(), { idleMs: deps.config.MCP_SESSION_IDLE_SECONDS * 1000, perUser: deps.config.MCP_SESSIONS_PER_USER })
+  })
+  const mcpPath = `/api/v1${deps.config.MANAGEMENT_MCP_PATH.replace(/\/+$/, '')}`
+  // The MCP checks its own credentials (OIDC bearer only) and answers in JSON-RPC; each tool call is audited as itself.
+  for (const method of ['POST', 'GET', 'DELETE']) router.add(method, mcpPath, async ctx => { await mcp.handle(ctx.req, ctx.res); return undefined }, { public: true, audit: false })
   registerImportExportRoutes(router, deps) // before the collection routes: '/collections/export' is not an ':id'
   registerCollectionRoutes(router, deps)
   registerProxyRoutes(router, deps)
@@ -78,7 +97,7 @@ export function createManagementServer (deps: ManagementDeps): ManagementServer 
   registerThreadRoutes(router, deps)
   registerCredentialRoutes(router, deps)
   registerAccessRoutes(router, deps)
-  const audit = registerAuditRoutes(router, deps)
+  registerAuditRoutes(router, deps)
 
   const server = http.createServer((req, res) => { handle(router, deps, audit, req, res).catch(() => {}) })
   server.keepAliveTimeout = 5000
