@@ -14,7 +14,7 @@ import type { Logger } from '../logger.js'
 import { buildCatalogue, viewFor, type Catalogue } from './gateway-catalogue.js'
 import { createGatewayMcpServer } from './gateway-tools.js'
 import { serveMcpRequest } from './http-session.js'
-import type { SessionRegistry } from './sessions.js'
+import type { McpSessions } from './sessions.js'
 
 /** The caller of one /mcp request, as the gateway listener saw it. */
 export interface McpPeer {
@@ -32,7 +32,7 @@ export interface GatewayMcp {
 
 export interface GatewayMcpOptions {
   access: GatewayAccess | undefined
-  sessions: SessionRegistry
+  sessions: McpSessions
   logger: Logger
   /** Bound on one execute_endpoint call (the gateway's own upstream timeout applies inside it). */
   executeTimeoutMs: number
