@@ -105,6 +105,7 @@ export function createGateway (opts: GatewayOptions): Gateway {
     let contentLength = -1
     let clCount = 0
     let te: string | null = null
+    let teCount = 0
     let host = ''
     let xff: string | null = null
     let requestId: string | null = null
@@ -120,7 +121,8 @@ export function createGateway (opts: GatewayOptions): Gateway {
       switch (k) {
         case 'content-type': contentType = v; break
         case 'content-length': clCount++; contentLength = /^\d{1,15}$/.test(v) ? Number(v) : -2; break
-        case 'transfer-encoding': te = v.toLowerCase(); break
+        // Compared as sent: the HTTP layer reads only a literal 'chunked' as chunked, so 'CHUNKED' is refused rather than forwarded as a body it never reads.
+        case 'transfer-encoding': teCount++; te = v; break
         case 'host': host = v; break
         case 'x-forwarded-for': xff = xff === null ? v : `${xff}, ${v}`; break
         case 'x-request-id': requestId = REQUEST_ID.test(v) ? v : null; break
@@ -145,13 +147,22 @@ export function createGateway (opts: GatewayOptions): Gateway {
       if (aborted || ended) return
       status = err.status
       const body = JSON.stringify(errorBody(err, { request_id: rid }))
-      res.cork(() => {
-        res.writeStatus(`${err.status}`).writeHeader('content-type', 'application/json').writeHeader('x-request-id', rid)
-        if (err.headers !== undefined) for (const [k, v] of Object.entries(err.headers)) res.writeHeader(k, v)
-        for (let i = 0; i < limitHeaders.length; i++) res.writeHeader(limitHeaders[i][0], limitHeaders[i][1])
-        // A client sending a refused body is cut off; the TLS relay is not (it must read the answer, and the rest is discarded).
-        res.end(body, (err.status === 400 || err.status === 413) && proto === 'http')
-      })
+      // A client sending a refused body is cut off; the TLS relay is not (it must read the answer, and the rest is discarded).
+      const close = (err.status === 400 || err.status === 413) && proto === 'http'
+      const answer = () => {
+        if (aborted) return
+        res.cork(() => {
+          res.writeStatus(`${err.status}`).writeHeader('content-type', 'application/json').writeHeader('x-request-id', rid)
+          if (err.headers !== undefined) for (const [k, v] of Object.entries(err.headers)) res.writeHeader(k, v)
+          for (let i = 0; i < limitHeaders.length; i++) res.writeHeader(limitHeaders[i][0], limitHeaders[i][1])
+          res.end(body, close)
+        })
+      }
+      // Desync guard: answered inside the handler, uWS would close only after parsing the rest of
+      // the read, so bytes pipelined behind a refused request would run as a request of their own.
+      // Left pending for one turn, any such bytes make uWS close the connection unanswered instead.
+      if (close) setImmediate(answer)
+      else answer()
       finish(null)
     }
     let matched: { collection: string, proxy: string } | null = null
@@ -174,7 +185,7 @@ export function createGateway (opts: GatewayOptions): Gateway {
     }
 
     // Request smuggling: conflicting or repeated framing is refused outright.
-    if (clCount > 1 || contentLength === -2 || (te !== null && te !== 'chunked')) { fail(badRequest('The request framing is ambiguous or invalid (Content-Length / Transfer-Encoding).')); return }
+    if (clCount > 1 || contentLength === -2 || teCount > 1 || (te !== null && te !== 'chunked')) { fail(badRequest('The request framing is ambiguous or invalid (Content-Length / Transfer-Encoding).')); return }
 
     const segments = url.length > 1 ? url.slice(1).split('/') : []
     for (let i = 0; i < segments.length; i++) {
