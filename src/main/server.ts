@@ -89,7 +89,7 @@ export async function start (config: Readonly<Config>, opts: StartOptions = {}):
   let pendingReload: Promise<void> = Promise.resolve()
   const auth = await createAuth(config, logger)
   const management = createManagementServer({
-    config, logger, store, auth, events: hub, readiness,
+    config, logger, store, auth, events: hub, readiness, kv: shared.kv,
     onConfigChange: () => { pendingReload = routes.reload().catch(() => {}) },
     settle: async () => { await pendingReload }
   })
