@@ -2,6 +2,7 @@
  * Wires the service together and owns its lifetime: store, shared state, event
  * hub, management listener, gateway listener, route-table reloads, shutdown.
  */
+import { randomUUID } from 'node:crypto'
 import type { Config } from './config/config.js'
 import { createLogger, type Logger } from './logger.js'
 import { openStore, type Store } from './store/index.js'
@@ -25,6 +26,9 @@ import { createTriggerListens } from './workflows/trigger-listen.js'
 import { gatewayWorkflows } from './workflows/listen-gateway.js'
 import { registerWorkflowRunRoutes } from './management/workflow-run-routes.js'
 
+/** Broadcast channel on which an instance tells the others that the configuration changed. */
+const CONFIG_CHANNEL = 'config-changed'
+
 export interface Service {
   gatewayPort: number
   /** The gateway's TLS port, when TLS_CERT and TLS_KEY are set. */
@@ -47,6 +51,7 @@ export interface StartOptions {
 export async function start (config: Readonly<Config>, opts: StartOptions = {}): Promise<Service> {
   const logger = opts.logger ?? createLogger(config)
   const env = Object.freeze({ ...process.env })
+  const instanceId = randomUUID()
   const store = await openStore(config, logger)
   const shared = createSharedState({ config, logger, keyPrefix: opts.keyPrefix })
   const hub = createEventHub({ config, logger, redis: shared.redis, keyPrefix: opts.keyPrefix })
@@ -90,7 +95,11 @@ export async function start (config: Readonly<Config>, opts: StartOptions = {}):
   const auth = await createAuth(config, logger)
   const management = createManagementServer({
     config, logger, store, auth, events: hub, readiness, kv: shared.kv,
-    onConfigChange: () => { pendingReload = routes.reload().catch(() => {}) },
+    onConfigChange: () => {
+      pendingReload = routes.reload().catch(() => {})
+      // Other instances reload at once through Redis; the store poll below stays the fallback.
+      hub.broadcast(CONFIG_CHANNEL, { from: instanceId })
+    },
     settle: async () => { await pendingReload }
   })
   registerObservabilityRoutes(management.router, store, metrics)
@@ -110,6 +119,10 @@ export async function start (config: Readonly<Config>, opts: StartOptions = {}):
     logger.info('management tokens come from the built-in local issuer: npm run token -- --sub alice --role admin')
   } else logger.info({ issuer: auth.issuer }, 'management tokens are verified against the configured OIDC issuer')
 
+  // A change made on another instance (through Redis), or a Redis link restored (broadcasts sent meanwhile are lost).
+  const reloadSoon = () => { pendingReload = routes.reload().catch(() => {}) }
+  const stopConfigBroadcasts = hub.onBroadcast(CONFIG_CHANNEL, m => { if ((m as { from?: string }).from !== instanceId) reloadSoon() })
+  const stopReconnect = hub.onReconnect(reloadSoon)
   // Instances without a shared cache still converge: each polls the store's change counter.
   const poll = setInterval(() => { routes.pollOnce().catch(() => {}) }, config.CONFIG_POLL_INTERVAL_MS)
   poll.unref()
@@ -127,6 +140,8 @@ export async function start (config: Readonly<Config>, opts: StartOptions = {}):
   const close = async () => {
     closing ??= (async () => {
       clearInterval(poll)
+      stopConfigBroadcasts()
+      stopReconnect()
       listens.close()
       clearInterval(pruneTimer)
       await Promise.allSettled([gateway.close(), management.close()])
