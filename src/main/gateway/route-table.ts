@@ -53,7 +53,25 @@ export interface RouteTable {
   match (method: string, pathSegments: string[]): MatchResult
 }
 
-export function compileRouteTable (collections: Collection[], proxies: Proxy[], env: Readonly<Record<string, string | undefined>>, warn: (msg: string, data: object) => void, defaultMaxBody = 1024 * 1024): RouteTable {
+/** Compiled routes of the previous table by proxy id, with the key they were compiled for. */
+export type RouteCache = Map<string, { key: string, route: CompiledRoute | null }>
+
+/**
+ * What a compiled route depends on: a record's version and updated_at change with every write;
+ * status and the workflow are also set by the trigger-listen overlay without a write.
+ */
+function routeKey (c: Collection, p: Proxy): string {
+  return `${c.version}|${c.updated_at}|${p.version}|${p.updated_at}|${p.status}|${p.workflow_enabled ? JSON.stringify(p.workflow) : '-'}`
+}
+
+/**
+ * Builds a new table. With `cache` (the previous build's), routes whose proxy and collection did
+ * not change are reused, so a change compiles only what it touched (validators, URLs, headers);
+ * the cache is refilled with this build's routes only.
+ */
+export function compileRouteTable (collections: Collection[], proxies: Proxy[], env: Readonly<Record<string, string | undefined>>, warn: (msg: string, data: object) => void, defaultMaxBody = 1024 * 1024, cache?: RouteCache): RouteTable {
+  const previous = cache === undefined ? undefined : new Map(cache)
+  cache?.clear()
   const byId = new Map<string, CollectionEntry & { collection: Collection }>()
   for (const c of collections) {
     if (c.status !== 'active') continue
@@ -64,7 +82,13 @@ export function compileRouteTable (collections: Collection[], proxies: Proxy[], 
     if (p.status !== 'published') continue
     const entry = byId.get(p.collection_id)
     if (entry === undefined) continue
-    const route = compileRoute(entry.collection, p, env, warn, defaultMaxBody)
+    let route: CompiledRoute | null
+    if (cache !== undefined) {
+      const key = routeKey(entry.collection, p)
+      const hit = previous!.get(p.id)
+      route = hit !== undefined && hit.key === key ? hit.route : compileRoute(entry.collection, p, env, warn, defaultMaxBody)
+      cache.set(p.id, { key, route })
+    } else route = compileRoute(entry.collection, p, env, warn, defaultMaxBody)
     if (route === null) continue
     let n = entry.root
     const segs = p.path.split('/').filter(Boolean)

@@ -1,6 +1,6 @@
 /** Route matching over many collections: longest base path first, fall-through, the most specific 405. */
 import t from 'tap'
-import { compileRouteTable, type MatchResult } from '../../../src/main/gateway/route-table.js'
+import { compileRouteTable, type MatchResult, type RouteCache, type RouteTable } from '../../../src/main/gateway/route-table.js'
 import { collection, proxy } from '../../helpers/gateway.js'
 
 const segs = (path: string) => path.slice(1).split('/')
@@ -30,4 +30,24 @@ t.test('collections are found by base path in a trie: longest prefix on a segmen
   t.equal(table.match('GET', segs('/svc777/v2/items/9')), null, 'a base path matches whole segments only')
   t.equal(table.match('GET', segs('/apix/ping')), null)
   t.equal(table.match('GET', segs('/svc1/v1')), null, 'a base path alone is not a proxy path')
+})
+
+t.test('a rebuild reuses the routes whose proxy and collection did not change, and recompiles the rest', async t => {
+  const c = collection({ base_path: '/shop' })
+  const a = proxy(c, { path: '/a' })
+  const b = proxy(c, { path: '/b' })
+  const cache: RouteCache = new Map()
+  const route = (table: RouteTable, path: string) => { const m = table.match('GET', segs(path)); return m !== null && 'route' in m ? m.route : null }
+  const first = compileRouteTable([c], [a, b], {}, () => {}, 1024, cache)
+  const second = compileRouteTable([{ ...c }], [{ ...a }, { ...b, version: 2, path: '/b2' }], {}, () => {}, 1024, cache)
+  t.equal(route(second, '/shop/a'), route(first, '/shop/a'), 'unchanged: the same compiled route')
+  t.equal(route(second, '/shop/b'), null, 'changed: recompiled (its new path serves, the old one does not)')
+  t.equal(route(second, '/shop/b2')?.proxy.path, '/b2')
+  const wf = { nodes: [], edges: [] } as any
+  const third = compileRouteTable([c], [{ ...a, workflow_enabled: true, workflow: wf }, { ...b, version: 2, path: '/b2' }], {}, () => {}, 1024, cache)
+  t.equal(route(third, '/shop/a')?.workflow, wf, 'a workflow switched on without a write (trigger listen) is seen')
+  t.equal(route(third, '/shop/b2'), route(second, '/shop/b2'))
+  const fourth = compileRouteTable([{ ...c, version: 2, headers: [{ name: 'x-a', value: '1' }] }], [a, { ...b, version: 2, path: '/b2' }], {}, () => {}, 1024, cache)
+  t.same(route(fourth, '/shop/b2')?.addHeaders, [['x-a', '1']], 'a collection change recompiles its proxies')
+  t.equal(cache.size, 2, 'the cache holds only the current routes')
 })
