@@ -93,7 +93,7 @@ export async function start (config: Readonly<Config>, opts: StartOptions = {}):
   let pendingReload: Promise<void> = Promise.resolve()
   const auth = await createAuth(config, logger)
   const management = createManagementServer({
-    config, logger, store, auth, readiness,
+    config, logger, store, auth, readiness, kv: shared.kv,
     // Changes made here also tell every instance's triggers (spec: trigger synchronisation).
     events: { publish: e => { hub.publish(e); triggers.notify(e) } },
     onConfigChange: () => { pendingReload = routes.reload().catch(() => {}) },

@@ -14,6 +14,8 @@ import { NON_GATEWAY_TRIGGER_TYPES } from '../triggers/types.js'
 export interface CompiledRoute {
   proxy: Proxy
   collection: Collection
+  /** `<base_path> <path>`, as the access log names the route. */
+  name: string
   /** Names of the path's params in order of their segments. */
   paramNames: string[]
   /** Upstream origin pieces, parsed once. */
@@ -165,6 +167,7 @@ function compileRoute (c: Collection, p: Proxy, env: Readonly<Record<string, str
   return {
     proxy: p,
     collection: c,
+    name: `${c.base_path} ${p.path}`,
     paramNames: [...p.path.matchAll(/\{([^/}]+)\}/g)].map(m => m[1]),
     upstream: { protocol, hostname: url.hostname.replace(/^\[|\]$/g, ''), port, hostHeader: url.host, basePath: url.pathname.replace(/\/$/, '') },
     targetParts: splitTarget(p.target_path),
