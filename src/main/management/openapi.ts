@@ -3,24 +3,13 @@
  * routes as registered: their roles and body schemas, and the operation catalogue's names,
  * descriptions and query parameters. The same sources make the MCP tools, so the two agree.
  */
+import { gatewayErrorSchema } from '../collections-io/openapi-gateway-parts.js'
 import { OPERATIONS, operationKey } from './operation-catalogue.js'
 import type { Route, Router } from './router.js'
 
-const ERROR = {
-  type: 'object',
-  required: ['error'],
-  properties: {
-    error: {
-      type: 'object',
-      required: ['code', 'message'],
-      properties: {
-        code: { type: 'string', description: 'Stable snake_case code.' },
-        message: { type: 'string', description: 'A sentence a UI can show as is.' },
-        details: { description: 'Per-field problems ({field, message}) for validation errors.' }
-      }
-    }
-  }
-}
+// The management error body is the gateway's without request_id.
+const gatewayError = gatewayErrorSchema() as { properties: { error: unknown } }
+const ERROR = { type: 'object', required: ['error'], properties: { error: gatewayError.properties.error } }
 const errorResponse = (description: string) => ({ description, content: { 'application/json': { schema: { $ref: '#/components/schemas/Error' } } } })
 const CREATES = /^(create|duplicate|import)_/
 
