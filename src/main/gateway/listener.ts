@@ -105,7 +105,7 @@ export function createGateway (opts: GatewayOptions): Gateway {
 /** The stages up to the body; each returns having answered, or hands on. */
 function handleRequest (x: GatewayExchange): void {
   // Request smuggling: conflicting or repeated framing is refused outright.
-  if (x.clCount > 1 || x.contentLength === -2 || (x.te !== null && x.te !== 'chunked')) { x.fail(badRequest('The request framing is ambiguous or invalid (Content-Length / Transfer-Encoding).')); return }
+  if (x.clCount > 1 || x.contentLength === -2 || x.teCount > 1 || (x.te !== null && x.te !== 'chunked')) { x.fail(badRequest('The request framing is ambiguous or invalid (Content-Length / Transfer-Encoding).')); return }
   const url = x.url
   const segments = url.length > 1 ? url.slice(1).split('/') : []
   for (let i = 0; i < segments.length; i++) {
@@ -129,7 +129,7 @@ function proceed (x: GatewayExchange, body: Buffer | null): boolean {
   let q = x.query
   const validator = route.validator
   if (validator !== null) {
-    const r = validator.validate({ params, paramNames: route.paramNames, query: q, contentType: x.contentType, body })
+    const r = validator.validate({ method: x.method, params, paramNames: route.paramNames, query: q, contentType: x.contentType, body })
     if (r instanceof AppError) { x.fail(r); return false }
     q = r.query
   }

@@ -170,7 +170,10 @@ async function handle (router: Router, deps: ManagementDeps, audit: AuditTrail, 
     else res.destroy()
   } finally {
     audit.observe({ req, path: url.pathname, route, ctx, status, reply })
-    deps.logger.debug({ method: req.method, path: url.pathname, status, ms: Math.round(performance.now() - started) }, 'management request')
+    // One line per request, as data; probes only at debug (they arrive every few seconds). The query is left out: it may carry access_token.
+    const line = { sub: ctx?.user?.sub ?? null, method: req.method, route: route === undefined ? null : '/' + route.segments.join('/'), path: url.pathname, status, ms: Math.round(performance.now() - started) }
+    if (route?.opts.public === true && (url.pathname === '/livez' || url.pathname === '/readyz')) deps.logger.debug(line, 'management request')
+    else deps.logger.info(line, 'management request')
   }
 }
 
