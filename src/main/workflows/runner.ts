@@ -151,7 +151,8 @@ export function createRunner (deps: RunnerDeps): Runner {
     // Hooks cost a message channel per run: only for a stream, or a cache node that needs the shared cache.
     const kv = deps.kv !== undefined && usesNodeType('cache_lookup_node', def, subworkflows) ? deps.kv : undefined
     const hooks = req.hooks?.onEvent !== undefined || kv !== undefined ? { kv, onEvent: req.hooks?.onEvent } : undefined
-    const result = await box.submit(async () => await deps.pool.run(task, hooks), deadline)
+    const lane = usesNodeType('code_node', def, subworkflows) ? 'cpu' : 'light'
+    const result = await box.submit(async () => await deps.pool.run(task, hooks, lane), deadline)
     const keep = result.status === 'success' ? storesSuccess : storesError
     const record: ExecutionRecord = {
       id: executionId,
