@@ -25,6 +25,8 @@ import { createRunner } from './workflows/runner.js'
 import { createTriggerListens } from './workflows/trigger-listen.js'
 import { gatewayWorkflows } from './workflows/listen-gateway.js'
 import { registerWorkflowRunRoutes } from './management/workflow-run-routes.js'
+import { registerTriggerRoutes } from './management/trigger-routes.js'
+import { createTriggers } from './triggers/index.js'
 
 /** Broadcast channel on which an instance tells the others that the configuration changed. */
 const CONFIG_CHANNEL = 'config-changed'
@@ -69,7 +71,7 @@ export async function start (config: Readonly<Config>, opts: StartOptions = {}):
   const requestLog = config.REQUEST_LOG_RETENTION_HOURS > 0
     ? new RequestLogWriter({ sink: async records => { await insertRequestLogs(store, records) }, logger })
     : null
-  if (requestLog !== null) metrics.addSource(() => requestLog.prometheus())
+  if (requestLog !== null) metrics.addSource(() => requestLog.prometheus().join('\n') + '\n')
   const observe = (r: RequestRecord) => { metrics.record(r); requestLog?.append(r) }
   const pool = createWorkflowPool(config.WORKERS)
   const runner = createRunner({
@@ -79,6 +81,8 @@ export async function start (config: Readonly<Config>, opts: StartOptions = {}):
     // Half the pool's run slots per proxy by default: a flood on one proxy leaves the other half to the rest.
     defaultLimits: { maxQueue: 100, maxConcurrent: Math.max(2, config.WORKERS * RUNS_PER_WORKER / 2) }
   })
+  const triggers = createTriggers({ store, runner, hub, kv: shared.kv, locks: shared.locks, logger, heartbeatMs: config.TRIGGER_HEARTBEAT_MS })
+  metrics.addSource(() => triggers.prometheus())
   const listens = createTriggerListens({ onChange: () => { pendingReload = routes.reload().catch(() => {}) } })
   const workflows = gatewayWorkflows(runner, listens)
   const secretsKey = await loadSecretsKey({ secretsKey: config.SECRETS_KEY, dataDir: config.DATA_DIR })
@@ -88,13 +92,16 @@ export async function start (config: Readonly<Config>, opts: StartOptions = {}):
     access: { profiles: () => access.current.profiles, policies: () => access.current.policies, limiter: shared.limiter }
   })
   // A proxy awaiting a trigger test-listen capture answers through its workflow even while it is disabled.
-  const routes = routeReloader(store, { setRoutes: (c, p) => { gateway.setRoutes(c, listens.overlay(p)) } }, logger, async () => { access.current = await loadAccessSnapshot(store, secretsKey) })
+  // Every reload also reconciles production triggers: the route table's proxies are exactly the served ones.
+  const routes = routeReloader(store, { setRoutes: (c, p) => { gateway.setRoutes(c, listens.overlay(p)); void triggers.supervisor.reconcileAll(p) } }, logger, async () => { access.current = await loadAccessSnapshot(store, secretsKey) })
   await routes.reload()
 
   let pendingReload: Promise<void> = Promise.resolve()
   const auth = await createAuth(config, logger)
   const management = createManagementServer({
-    config, logger, store, auth, events: hub, readiness, kv: shared.kv,
+    config, logger, store, auth, readiness, kv: shared.kv,
+    // Changes made here also tell every instance's triggers (spec: trigger synchronisation).
+    events: { publish: e => { hub.publish(e); triggers.notify(e) } },
     onConfigChange: () => {
       pendingReload = routes.reload().catch(() => {})
       // Other instances reload at once through Redis; the store poll below stays the fallback.
@@ -104,6 +111,7 @@ export async function start (config: Readonly<Config>, opts: StartOptions = {}):
   })
   registerObservabilityRoutes(management.router, store, metrics)
   registerWorkflowRunRoutes(management.router, { store, runner, listens })
+  registerTriggerRoutes(management.router, { store, health: triggers.health })
   management.router.add('GET', '/api/v1/events/stream', async ctx => {
     await handleEventStream(ctx.req, ctx.res, hub, { pingIntervalMs: config.SSE_PING_INTERVAL_MS })
     return undefined
@@ -142,6 +150,7 @@ export async function start (config: Readonly<Config>, opts: StartOptions = {}):
       clearInterval(poll)
       stopConfigBroadcasts()
       stopReconnect()
+      await triggers.close()
       listens.close()
       clearInterval(pruneTimer)
       await Promise.allSettled([gateway.close(), management.close()])

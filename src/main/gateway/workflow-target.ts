@@ -26,7 +26,10 @@ export function runWorkflowTarget (x: GatewayExchange, query: string, body: Buff
     x.finish(route.name, Math.round(performance.now() - x.upstreamStart))
   }, (err: unknown) => {
     if (!(err instanceof AppError)) x.ctx.logger.error({ err, request_id: x.rid }, 'workflow run failed')
-    x.fail(err instanceof AppError ? err : new AppError(500, 'workflow_failed', 'The workflow failed; see its execution record.'))
+    const e = err instanceof AppError ? err : new AppError(500, 'workflow_failed', 'The workflow failed; see its execution record.')
+    // Refusals (a full queue, a proxy being reconfigured) are not failures of the run.
+    if (e.status >= 500 && e.status !== 503) x.warnFailure(e.status, e.status === 504 ? 'workflow timeout' : 'workflow failed', { code: e.code, error: e.message })
+    x.fail(e)
   })
 
 }

@@ -36,7 +36,8 @@ export interface WindowStats { requests: number, p50: number | null, p95: number
 export class Metrics {
   private readonly byProxy = new Map<string, Series>()
   private readonly byClient = new Map<string, Series>()
-  private readonly sources: Array<() => string[]> = []
+  /** More Prometheus text appended to /metrics (trigger metrics). */
+  private readonly sources: Array<() => string> = []
   constructor (private readonly now: () => number = Date.now) {}
 
   record (r: RequestRecord): void {
@@ -45,9 +46,6 @@ export class Metrics {
     if (r.proxy_id !== null) add(this.byProxy, r.proxy_id, r, b, minute)
     if (r.client_id !== null) add(this.byClient, r.client_id, r, b, minute)
   }
-
-  /** Adds lines of Prometheus text from another part of the service (the request log's counters). */
-  addSource (lines: () => string[]): void { this.sources.push(lines) }
 
   snapshot (): { proxies: Record<string, unknown>, clients: Record<string, unknown> } {
     const minute = Math.floor(this.now() / 60_000)
@@ -81,8 +79,11 @@ export class Metrics {
     }
     emit('proxy_id', this.byProxy, 'gatehouse_proxy')
     emit('client_id', this.byClient, 'gatehouse_client')
-    for (const source of this.sources) out.push(...source())
-    return out.join('\n') + '\n'
+    return out.join('\n') + '\n' + this.sources.map(f => f()).join('')
+  }
+
+  addSource (render: () => string): void {
+    this.sources.push(render)
   }
 }
 
