@@ -46,6 +46,7 @@ export interface Config {
   TLS_CERT: string
   TLS_KEY: string
   TLS_CA: string
+  TRIGGER_HEARTBEAT_MS: number
 }
 
 interface VarSpec { type: 'integer' | 'string', default: unknown, enum?: string[], minimum?: number, maximum?: number, pattern?: string, accepts: string }
@@ -87,7 +88,8 @@ const VARS: Record<keyof Config, VarSpec> = {
   TLS_PORT: { type: 'integer', default: 8443, minimum: 0, maximum: 65535, accepts: 'a port number 0-65535' },
   TLS_CERT: { type: 'string', default: '', accepts: 'a readable PEM certificate file (with TLS_KEY)' },
   TLS_KEY: { type: 'string', default: '', accepts: 'a readable PEM private key file (with TLS_CERT)' },
-  TLS_CA: { type: 'string', default: '', accepts: 'a readable PEM file of CA certificates (with TLS_CERT and TLS_KEY)' }
+  TLS_CA: { type: 'string', default: '', accepts: 'a readable PEM file of CA certificates (with TLS_CERT and TLS_KEY)' },
+  TRIGGER_HEARTBEAT_MS: { type: 'integer', default: 5000, minimum: 100, maximum: 600000, accepts: 'milliseconds 100-600000 (a trigger silent for 6 beats is restarted)' }
 }
 
 export class ConfigError extends Error {

@@ -36,6 +36,8 @@ export interface RunRequest {
   definition: WorkflowDefinition
   mode: ExecutionMode
   trigger_output: unknown
+  /** The execution's id when the caller chose it (a trigger's `run_id`); default a new UUID. */
+  execution_id?: string
   pinned_outputs?: Record<string, unknown>
   start_node?: string
   destination_node?: string
@@ -125,7 +127,7 @@ export function createRunner (deps: RunnerDeps): Runner {
     const def = req.definition
     const timeoutMs = def.runtime_settings?.timeout_ms ?? DEFAULT_TIMEOUT_MS
     const deadline = Date.now() + timeoutMs
-    const executionId = randomUUID()
+    const executionId = req.execution_id ?? randomUUID()
     const subworkflows = await resolveSubworkflows(deps.store, def)
     const task: RunTask = {
       definition: def,
@@ -149,7 +151,8 @@ export function createRunner (deps: RunnerDeps): Runner {
     // Hooks cost a message channel per run: only for a stream, or a cache node that needs the shared cache.
     const kv = deps.kv !== undefined && usesNodeType('cache_lookup_node', def, subworkflows) ? deps.kv : undefined
     const hooks = req.hooks?.onEvent !== undefined || kv !== undefined ? { kv, onEvent: req.hooks?.onEvent } : undefined
-    const result = await box.submit(async () => await deps.pool.run(task, hooks), deadline)
+    const lane = usesNodeType('code_node', def, subworkflows) ? 'cpu' : 'light'
+    const result = await box.submit(async () => await deps.pool.run(task, hooks, lane), deadline)
     const keep = result.status === 'success' ? storesSuccess : storesError
     const record: ExecutionRecord = {
       id: executionId,
