@@ -26,6 +26,8 @@ export function runWorkflowTarget (x: GatewayExchange, query: string, body: Buff
     x.finish(route.name, Math.round(performance.now() - x.upstreamStart))
   }, (err: unknown) => {
     if (!(err instanceof AppError)) x.ctx.logger.error({ err, request_id: x.rid }, 'workflow run failed')
+    // The caller got a generic message: the details are logged with its request id.
+    else if ('internal' in err) x.ctx.logger.warn({ request_id: x.rid, ...(err.internal as object) }, 'workflow run failed')
     x.fail(err instanceof AppError ? err : new AppError(500, 'workflow_failed', 'The workflow failed; see its execution record.'))
   })
 
