@@ -24,6 +24,8 @@ import { createRunner } from './workflows/runner.js'
 import { createTriggerListens } from './workflows/trigger-listen.js'
 import { gatewayWorkflows } from './workflows/listen-gateway.js'
 import { registerWorkflowRunRoutes } from './management/workflow-run-routes.js'
+import { registerTriggerRoutes } from './management/trigger-routes.js'
+import { createTriggers } from './triggers/index.js'
 
 export interface Service {
   gatewayPort: number
@@ -73,6 +75,8 @@ export async function start (config: Readonly<Config>, opts: StartOptions = {}):
     // Half the pool's run slots per proxy by default: a flood on one proxy leaves the other half to the rest.
     defaultLimits: { maxQueue: 100, maxConcurrent: Math.max(2, config.WORKERS * RUNS_PER_WORKER / 2) }
   })
+  const triggers = createTriggers({ store, runner, hub, kv: shared.kv, locks: shared.locks, logger, heartbeatMs: config.TRIGGER_HEARTBEAT_MS })
+  metrics.addSource(() => triggers.prometheus())
   const listens = createTriggerListens({ onChange: () => { pendingReload = routes.reload().catch(() => {}) } })
   const workflows = gatewayWorkflows(runner, listens)
   const secretsKey = await loadSecretsKey({ secretsKey: config.SECRETS_KEY, dataDir: config.DATA_DIR })
@@ -82,18 +86,22 @@ export async function start (config: Readonly<Config>, opts: StartOptions = {}):
     access: { profiles: () => access.current.profiles, policies: () => access.current.policies, limiter: shared.limiter }
   })
   // A proxy awaiting a trigger test-listen capture answers through its workflow even while it is disabled.
-  const routes = routeReloader(store, { setRoutes: (c, p) => { gateway.setRoutes(c, listens.overlay(p)) } }, logger, async () => { access.current = await loadAccessSnapshot(store, secretsKey) })
+  // Every reload also reconciles production triggers: the route table's proxies are exactly the served ones.
+  const routes = routeReloader(store, { setRoutes: (c, p) => { gateway.setRoutes(c, listens.overlay(p)); void triggers.supervisor.reconcileAll(p) } }, logger, async () => { access.current = await loadAccessSnapshot(store, secretsKey) })
   await routes.reload()
 
   let pendingReload: Promise<void> = Promise.resolve()
   const auth = await createAuth(config, logger)
   const management = createManagementServer({
-    config, logger, store, auth, events: hub, readiness, kv: shared.kv,
+    config, logger, store, auth, readiness, kv: shared.kv,
+    // Changes made here also tell every instance's triggers (spec: trigger synchronisation).
+    events: { publish: e => { hub.publish(e); triggers.notify(e) } },
     onConfigChange: () => { pendingReload = routes.reload().catch(() => {}) },
     settle: async () => { await pendingReload }
   })
   registerObservabilityRoutes(management.router, store, metrics)
   registerWorkflowRunRoutes(management.router, { store, runner, listens })
+  registerTriggerRoutes(management.router, { store, health: triggers.health })
   management.router.add('GET', '/api/v1/events/stream', async ctx => {
     await handleEventStream(ctx.req, ctx.res, hub, { pingIntervalMs: config.SSE_PING_INTERVAL_MS })
     return undefined
@@ -126,6 +134,7 @@ export async function start (config: Readonly<Config>, opts: StartOptions = {}):
   const close = async () => {
     closing ??= (async () => {
       clearInterval(poll)
+      await triggers.close()
       listens.close()
       clearInterval(pruneTimer)
       await Promise.allSettled([gateway.close(), management.close()])

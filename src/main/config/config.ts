@@ -23,6 +23,7 @@ export interface Config {
   CACHE_TYPE: 'memory' | 'redis'
   REDIS_URL: string
   LOG_LEVEL: 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent'
+  LOG_FORMAT: 'auto' | 'json' | 'pretty'
   WORKERS: number
   OUTBOUND_ALLOWLIST: string[]
   OIDC_ISSUER: string
@@ -45,6 +46,7 @@ export interface Config {
   TLS_CERT: string
   TLS_KEY: string
   TLS_CA: string
+  TRIGGER_HEARTBEAT_MS: number
 }
 
 interface VarSpec { type: 'integer' | 'string', default: unknown, enum?: string[], minimum?: number, maximum?: number, pattern?: string, accepts: string }
@@ -64,6 +66,7 @@ const VARS: Record<keyof Config, VarSpec> = {
   CACHE_TYPE: { type: 'string', default: 'memory', enum: ['memory', 'redis'], accepts: 'memory or redis' },
   REDIS_URL: { type: 'string', default: 'redis://127.0.0.1:6379', pattern: '^rediss?://.+', accepts: 'a redis:// URL' },
   LOG_LEVEL: { type: 'string', default: 'info', enum: ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'], accepts: 'fatal, error, warn, info, debug, trace or silent' },
+  LOG_FORMAT: { type: 'string', default: 'auto', enum: ['auto', 'json', 'pretty'], accepts: 'auto (pretty when stdout is a terminal, else JSON), json or pretty' },
   WORKERS: { type: 'integer', default: Math.max(1, os.availableParallelism() - 1), minimum: 1, maximum: 256, accepts: 'an integer 1-256' },
   OUTBOUND_ALLOWLIST: { type: 'string', default: '', accepts: 'comma-separated host names or CIDRs' },
   OIDC_ISSUER: { type: 'string', default: '', pattern: '^(|https?://.+)$', accepts: 'an http(s) issuer URL' },
@@ -85,7 +88,8 @@ const VARS: Record<keyof Config, VarSpec> = {
   TLS_PORT: { type: 'integer', default: 8443, minimum: 0, maximum: 65535, accepts: 'a port number 0-65535' },
   TLS_CERT: { type: 'string', default: '', accepts: 'a readable PEM certificate file (with TLS_KEY)' },
   TLS_KEY: { type: 'string', default: '', accepts: 'a readable PEM private key file (with TLS_CERT)' },
-  TLS_CA: { type: 'string', default: '', accepts: 'a readable PEM file of CA certificates (with TLS_CERT and TLS_KEY)' }
+  TLS_CA: { type: 'string', default: '', accepts: 'a readable PEM file of CA certificates (with TLS_CERT and TLS_KEY)' },
+  TRIGGER_HEARTBEAT_MS: { type: 'integer', default: 5000, minimum: 100, maximum: 600000, accepts: 'milliseconds 100-600000 (a trigger silent for 6 beats is restarted)' }
 }
 
 export class ConfigError extends Error {

@@ -21,7 +21,8 @@ export interface RequestLogFilter {
   collection_id?: string, proxy_id?: string, client_id?: string, profile_id?: string, status?: number, method?: string, since?: string, until?: string
 }
 
-export async function listRequestLogs (q: Queryable, pq: PageQuery, f: RequestLogFilter): Promise<Page<Record<string, unknown>>> {
+/** Newest first unless `pq.order` is 'asc'. */
+export async function listRequestLogs (q: Queryable, pq: PageQuery & { order?: 'asc' | 'desc' }, f: RequestLogFilter): Promise<Page<Record<string, unknown>>> {
   const { where, params } = whereOf([
     ['collection_id = ?', f.collection_id], ['proxy_id = ?', f.proxy_id], ['client_id = ?', f.client_id], ['profile_id = ?', f.profile_id],
     ['status = ?', f.status], ['method = ?', f.method], ['occurred_at >= ?', f.since], ['occurred_at < ?', f.until]
@@ -40,7 +41,7 @@ export async function listRequestLogs (q: Queryable, pq: PageQuery, f: RequestLo
     upstream_ms: r.upstream_ms === null ? null : Number(r.upstream_ms),
     bytes_in: Number(r.bytes_in),
     bytes_out: Number(r.bytes_out)
-  }))
+  }), pq.order ?? 'desc')
 }
 
 export async function pruneRequestLogs (store: Store, olderThan: Date): Promise<number> {

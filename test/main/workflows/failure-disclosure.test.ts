@@ -43,7 +43,7 @@ t.test('the caller gets a generic 500 with its request id; the log and the recor
   const text = await r.text()
   t.match(JSON.parse(text), { error: { code: 'workflow_failed' }, request_id: rid })
   t.notMatch(text, /10\.0\.0\.7|OUTBOUND_ALLOWLIST|fetch|internal/, 'no address, hint or node id reaches the caller')
-  const logged = lines.find(l => l.msg === 'workflow run failed')
+  const logged = lines.find(l => l.msg === 'workflow failed')
   t.match(logged, { request_id: rid, node_id: 'fetch', error: /10\.0\.0\.7/ }, 'the log has the details under the request id')
   let records: any
   for (let i = 0; i < 100; i++) {
