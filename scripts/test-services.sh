@@ -92,4 +92,10 @@ fi
 # --- Dovecot (IMAP tests run their own unprivileged instance) -------------------
 bash "$(dirname "$0")/install-dovecot.sh"
 
-log "PostgreSQL, Redis and Dovecot are ready"
+# --- Chromium (the console's browser tests drive it with playwright-core) --------
+if ! command -v chromium >/dev/null 2>&1; then
+  log "installing Chromium"
+  apt_install chromium
+fi
+
+log "PostgreSQL, Redis, Dovecot and Chromium are ready"

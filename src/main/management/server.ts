@@ -21,6 +21,8 @@ import { registerAuditRoutes } from './audit-routes.js'
 import { registerAccessRoutes } from './access-routes.js'
 import { registerCredentialRoutes } from './credentials-routes.js'
 import type { AuditTrail } from './audit-trail.js'
+import { builtUiDir, loadStaticFiles, type StaticFiles } from '../static/static-files.js'
+import { consoleResponder } from '../static/console-files.js'
 
 export interface ReadyReport { ok: boolean, checks: Record<string, string> }
 
@@ -34,6 +36,8 @@ export interface ManagementDeps {
   readiness: () => Promise<ReadyReport>
   /** Awaited after a successful write, before answering: lets this instance apply the change first. */
   settle?: () => Promise<void>
+  /** The built management console served at / (default: dist/ui/console when built). */
+  consoleFiles?: StaticFiles
 }
 
 export interface ManagementServer {
@@ -79,7 +83,13 @@ export function createManagementServer (deps: ManagementDeps): ManagementServer 
   registerAccessRoutes(router, deps)
   const audit = registerAuditRoutes(router, deps)
 
-  const server = http.createServer((req, res) => { handle(router, deps, audit, req, res).catch(() => {}) })
+  const serveConsole = consoleResponder(deps.consoleFiles ?? loadStaticFiles(builtUiDir('console'), { spa: true }), (method, path) => {
+    try { router.find(method, path); return true } catch { return false }
+  })
+  const server = http.createServer((req, res) => {
+    if (serveConsole(req, res)) return
+    handle(router, deps, audit, req, res).catch(() => {})
+  })
   server.keepAliveTimeout = 5000
   server.headersTimeout = 30_000
 
