@@ -74,7 +74,7 @@ export async function launchBrowser (t: T): Promise<Browser> {
 
 /** A new tab signed in to the console with a token of `role`, through the fragment link. */
 export async function signedIn (browser: Browser, svc: TestService, role: 'viewer' | 'editor' | 'admin', sub = `${role}-user`): Promise<Page> {
-  const page = await browser.newPage({ viewport: { width: 1360, height: 860 } })
+  const page = await browser.newPage({ viewport: { width: 1600, height: 900 } })
   // A script error in the page fails loudly in the test output, not as a mysterious timeout.
   page.on('pageerror', err => { process.stderr.write(`page error: ${err.message}\n`) })
   await page.goto(`${svc.console}/#access_token=${await svc.token(role, sub)}`)

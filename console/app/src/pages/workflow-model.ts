@@ -45,9 +45,9 @@ export function toDefinition (nodes: GraphNode[], edges: Edge[], runtime?: Recor
   }
 }
 
-/** A fresh id and name for a node of `type`: its type without the suffix, numbered when taken. */
+/** A fresh id and name for a node of `type`: 'trigger' for the entry, else its type without `_node`; numbered when taken. */
 export function newNodeName (type: string, nodes: GraphNode[]): string {
-  const base = type.replace(/_(node|trigger)$/, '')
+  const base = type.endsWith('_trigger') || type === 'broker_consumer' ? 'trigger' : type.replace(/_node$/, '')
   const taken = new Set(nodes.flatMap(n => [n.id, n.data.name]))
   if (!taken.has(base)) return base
   for (let i = 2; ; i++) if (!taken.has(`${base}_${i}`)) return `${base}_${i}`

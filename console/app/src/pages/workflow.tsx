@@ -7,7 +7,7 @@
  * nothing is unsaved; otherwise a banner offers to load the saved one.
  */
 import { useCallback, useEffect, useMemo, useRef, useState, type DragEvent } from 'react'
-import { useQuery } from '@tanstack/react-query'
+import { useQuery, useQueryClient } from '@tanstack/react-query'
 import { Link, useParams } from 'react-router'
 import {
   Background, Controls, ReactFlow, ReactFlowProvider, addEdge, useEdgesState, useNodesState, useReactFlow,
@@ -38,6 +38,7 @@ function Builder () {
   const { id = '' } = useParams()
   const canEdit = useCan('editor')
   const flow = useReactFlow()
+  const queryClient = useQueryClient()
   const proxy = useQuery({ queryKey: ['proxy', id], queryFn: async () => await get<Proxy>(`/proxies/${id}`) })
   const saved = useQuery({ queryKey: ['workflow', id], queryFn: async () => await get<SavedWorkflow>(`/proxies/${id}/workflow`), staleTime: Infinity })
   const catalogue = useQuery({ queryKey: ['catalogue'], queryFn: async () => await get<Page<NodeType>>('/workflows/nodes'), staleTime: Infinity })
@@ -67,7 +68,11 @@ function Builder () {
     setRemoteChange(false)
     setProblems([])
   }, [setNodes, setEdges])
-  useEffect(() => { if (saved.data !== undefined) load(saved.data) }, [saved.data, load])
+  // Our own save changes the saved record but not the graph on screen (nor its problems and outputs).
+  const ownVersion = useRef<number | null>(null)
+  useEffect(() => {
+    if (saved.data !== undefined && (saved.data.version_number === null || saved.data.version_number !== ownVersion.current)) load(saved.data)
+  }, [saved.data, load])
 
   useChangeEvents(e => {
     if (e.resource_kind !== 'proxy_workflow' || e.proxy_id !== id) return
@@ -77,7 +82,7 @@ function Builder () {
 
   // Validation problems and run results are shown on the nodes they name.
   const shown = useMemo(() => nodes.map(n => {
-    const p = problems.filter(x => x.node_id === n.id).map(x => x.field !== undefined && x.field !== '' ? `${x.field}: ${x.message}` : x.message)
+    const p = problems.filter(x => x.node_id === n.id).map(x => x.message)
     const same = p.length === n.data.problems.length && p.every((x, i) => x === n.data.problems[i])
     return same ? n : { ...n, data: { ...n.data, problems: p } }
   }), [nodes, problems])
@@ -121,7 +126,8 @@ function Builder () {
     setError(null); setNotice(null)
     try {
       const w = await api<SavedWorkflow>('PUT', `/proxies/${id}/workflow`, { workflow: definition(), ...(enabled !== undefined ? { enabled } : {}) })
-      saved.refetch().catch(() => {})
+      ownVersion.current = w.version_number
+      queryClient.setQueryData(['workflow', id], w)
       setDirty(false)
       setRemoteChange(false)
       // A disabled workflow saves while incomplete: say what enabling it would need.
@@ -216,7 +222,7 @@ function Builder () {
               onNodeClick={(_, n) => { setSelected(n.id); setTab('node') }} onPaneClick={() => setSelected(null)}
               nodesDraggable={canEdit} nodesConnectable={canEdit} elementsSelectable
               deleteKeyCode={canEdit ? ['Backspace', 'Delete'] : null}
-              fitView fitViewOptions={{ maxZoom: 1 }} proOptions={{ hideAttribution: true }}
+              fitView={(saved.data.workflow?.nodes.length ?? 0) > 0} fitViewOptions={{ maxZoom: 1 }} proOptions={{ hideAttribution: true }}
             >
               <Background /><Controls showInteractive={false} />
             </ReactFlow>
