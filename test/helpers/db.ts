@@ -1,6 +1,7 @@
 /**
  * Databases for tests: a fresh PostgreSQL database per call (dropped in
- * teardown) on the loopback server, or a fresh embedded data directory.
+ * teardown) on the tests' server (test/helpers/services.ts), or a fresh
+ * embedded data directory.
  */
 import { randomBytes } from 'node:crypto'
 import fs from 'node:fs/promises'
@@ -10,8 +11,10 @@ import pg from 'pg'
 import { pino } from 'pino'
 import type { Config } from '../../src/main/config/config.js'
 import { openStore, type Store } from '../../src/main/store/index.js'
+import { requireService, TEST_DATABASE_URL } from './services.js'
 
-export const ADMIN_URL = process.env.TEST_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/test'
+/** A database on the tests' PostgreSQL server, to create and drop test databases from. */
+export const ADMIN_URL = TEST_DATABASE_URL
 export const silentLogger = pino({ level: 'silent' })
 
 interface Teardown { teardown (fn: () => unknown): void }
@@ -19,7 +22,7 @@ interface Teardown { teardown (fn: () => unknown): void }
 /** Creates an empty PostgreSQL database; returns its URL. */
 export async function createTestDatabase (t: Teardown): Promise<string> {
   const name = `gh_test_${randomBytes(6).toString('hex')}`
-  const admin = new pg.Client({ connectionString: ADMIN_URL })
+  const admin = new pg.Client({ connectionString: requireService(ADMIN_URL, 'PostgreSQL server') })
   await admin.connect()
   await admin.query(`CREATE DATABASE ${name}`)
   await admin.end()

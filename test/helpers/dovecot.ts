@@ -1,6 +1,6 @@
 /**
  * A real Dovecot IMAP server for tests, run from its own config file in a temp
- * directory and listening on 127.0.0.1 on a free port (scripts/install-dovecot.sh
+ * directory and listening on 127.0.0.1 on a free port (scripts/test-services.sh
  * installs Debian's dovecot-imapd). One user, password in a passwd-file, Maildir
  * under the temp directory; `deliver` drops a message in with `doveadm save`.
  *
@@ -81,7 +81,7 @@ function groupName (): string {
 
 export async function startDovecot (opts: { tls?: boolean } = {}): Promise<Dovecot> {
   if (spawnSync('dovecot', ['--version']).status !== 0) {
-    throw new Error('dovecot is not installed: run scripts/install-dovecot.sh (as root)')
+    throw new Error('dovecot is not installed: run scripts/test-services.sh (as root)')
   }
   const dir = await mkdtemp(path.join(os.tmpdir(), 'gatehouse-dovecot-'))
   await chmod(dir, 0o755)

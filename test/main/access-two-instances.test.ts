@@ -4,6 +4,7 @@ import { loadConfig } from '../../src/main/config/config.js'
 import { start } from '../../src/main/server.js'
 import { createTempDir, createTestDatabase, silentLogger } from '../helpers/db.js'
 import { startBackend } from '../helpers/gateway.js'
+import { TEST_REDIS_URL } from '../helpers/services.js'
 
 t.test('api keys, rotation and a shared rate limit across two instances', async t => {
   const url = await createTestDatabase(t)
@@ -11,7 +12,7 @@ t.test('api keys, rotation and a shared rate limit across two instances', async 
   const prefix = `gh-test-${Date.now()}-${Math.random().toString(36).slice(2)}:`
   const secretsKey = Buffer.alloc(32, 7).toString('base64')
   const mk = async () => await start(loadConfig({
-    DATABASE_URL: url, CACHE_TYPE: 'redis', PORT: '0', HOST: '127.0.0.1', MANAGEMENT_PORT: '0', LOG_LEVEL: 'silent',
+    DATABASE_URL: url, CACHE_TYPE: 'redis', REDIS_URL: TEST_REDIS_URL, PORT: '0', HOST: '127.0.0.1', MANAGEMENT_PORT: '0', LOG_LEVEL: 'silent',
     DATA_DIR: dataDir, CONFIG_POLL_INTERVAL_MS: '100', SECRETS_KEY: secretsKey
   }), { logger: silentLogger, keyPrefix: prefix })
   const [a, b] = await Promise.all([mk(), mk()])

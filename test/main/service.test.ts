@@ -9,6 +9,7 @@ import { start } from '../../src/main/server.js'
 import { createTempDir, createTestDatabase, silentLogger } from '../helpers/db.js'
 import { startBackend } from '../helpers/gateway.js'
 import { freePort } from '../helpers/ports.js'
+import { TEST_REDIS_URL } from '../helpers/services.js'
 
 const ENTRY = new URL('../../dist/src/main/index.js', import.meta.url).pathname
 const TOKEN_CLI = new URL('../../dist/src/main/cli/token.js', import.meta.url).pathname
@@ -111,7 +112,7 @@ t.test('two instances on one PostgreSQL and one Redis', async t => {
   const prefix = `gh-test-${Date.now()}-${Math.random().toString(36).slice(2)}:`
   const mk = async () => {
     const config = loadConfig({
-      DATABASE_URL: url, CACHE_TYPE: 'redis', PORT: '0', HOST: '127.0.0.1', MANAGEMENT_PORT: '0', LOG_LEVEL: 'silent',
+      DATABASE_URL: url, CACHE_TYPE: 'redis', REDIS_URL: TEST_REDIS_URL, PORT: '0', HOST: '127.0.0.1', MANAGEMENT_PORT: '0', LOG_LEVEL: 'silent',
       DATA_DIR: await createTempDir(t), CONFIG_POLL_INTERVAL_MS: '100', SSE_PING_INTERVAL_MS: '200'
     })
     return await start(config, { logger: silentLogger, keyPrefix: prefix })

@@ -10,6 +10,8 @@ import { AppError, invalidJson, unsupportedMediaType, validationFailed, type Err
 import type { Proxy, ProxyParameter } from '../../common/types.js'
 
 export interface ValidationInput {
+  /** Request method: a body is required only of methods that define one. */
+  method: string
   /** Raw (percent-encoded) values of the path's params, in path order. */
   params: string[]
   paramNames: string[]
@@ -24,6 +26,9 @@ export interface CompiledValidator { validate: RequestValidator, needsBody: bool
 
 const addFormats = addFormatsModule as unknown as (ajv: Ajv) => Ajv
 const ajv = addFormats(new Ajv({ allErrors: true, strict: false, coerceTypes: false }))
+
+// GET, HEAD and DELETE define no body: a GET on a GET+POST proxy is not refused for lacking one.
+const BODY_METHODS = new Set(['POST', 'PUT', 'PATCH'])
 
 const CHECK: Record<ProxyParameter['type'], (v: string) => boolean> = {
   string: () => true,
@@ -80,7 +85,7 @@ export function compileRequestValidator (proxy: Pick<Proxy, 'parameters' | 'requ
     if (schema !== null) {
       const empty = input.body === null || input.body.length === 0
       if (empty) {
-        if (bodyRequired) details.push({ field: 'body', message: 'is required' })
+        if (bodyRequired && BODY_METHODS.has(input.method)) details.push({ field: 'body', message: 'is required' })
       } else {
         const type = (input.contentType ?? '').split(';')[0].trim().toLowerCase()
         if (type !== 'application/json' && !type.endsWith('+json')) return unsupportedMediaType('This API takes a JSON body: send Content-Type: application/json.')

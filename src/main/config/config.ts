@@ -14,11 +14,16 @@ export interface Config {
   MANAGEMENT_PORT: number
   MANAGEMENT_HOST: string
   MANAGEMENT_MCP_PATH: string
+  MCP_SESSION_IDLE_SECONDS: number
+  MCP_SESSIONS_PER_USER: number
+  MCP_ALLOWED_ORIGINS: string[]
+  MCP_ALLOWED_HOSTS: string[]
   DATABASE_URL: string
   DATA_DIR: string
   CACHE_TYPE: 'memory' | 'redis'
   REDIS_URL: string
   LOG_LEVEL: 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent'
+  LOG_FORMAT: 'auto' | 'json' | 'pretty'
   WORKERS: number
   OUTBOUND_ALLOWLIST: string[]
   OIDC_ISSUER: string
@@ -41,6 +46,7 @@ export interface Config {
   TLS_CERT: string
   TLS_KEY: string
   TLS_CA: string
+  TRIGGER_HEARTBEAT_MS: number
 }
 
 interface VarSpec { type: 'integer' | 'string', default: unknown, enum?: string[], minimum?: number, maximum?: number, pattern?: string, accepts: string }
@@ -51,11 +57,16 @@ const VARS: Record<keyof Config, VarSpec> = {
   MANAGEMENT_PORT: { type: 'integer', default: 8081, minimum: 0, maximum: 65535, accepts: 'a port number 0-65535' },
   MANAGEMENT_HOST: { type: 'string', default: '127.0.0.1', accepts: 'a host name or IP address' },
   MANAGEMENT_MCP_PATH: { type: 'string', default: '/mcp', pattern: '^/[A-Za-z0-9_./-]*$', accepts: 'a path starting with /' },
+  MCP_SESSION_IDLE_SECONDS: { type: 'integer', default: 1800, minimum: 10, maximum: 604800, accepts: 'seconds 10-604800' },
+  MCP_SESSIONS_PER_USER: { type: 'integer', default: 20, minimum: 1, maximum: 10000, accepts: 'an integer 1-10000' },
+  MCP_ALLOWED_ORIGINS: { type: 'string', default: '', accepts: 'comma-separated origins such as https://console.example.com' },
+  MCP_ALLOWED_HOSTS: { type: 'string', default: '', accepts: 'comma-separated host[:port] values' },
   DATABASE_URL: { type: 'string', default: '', pattern: '^(|postgres(ql)?://.+)$', accepts: 'a postgres:// URL, or empty for the embedded store' },
   DATA_DIR: { type: 'string', default: './data', accepts: 'a directory path' },
   CACHE_TYPE: { type: 'string', default: 'memory', enum: ['memory', 'redis'], accepts: 'memory or redis' },
   REDIS_URL: { type: 'string', default: 'redis://127.0.0.1:6379', pattern: '^rediss?://.+', accepts: 'a redis:// URL' },
   LOG_LEVEL: { type: 'string', default: 'info', enum: ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'], accepts: 'fatal, error, warn, info, debug, trace or silent' },
+  LOG_FORMAT: { type: 'string', default: 'auto', enum: ['auto', 'json', 'pretty'], accepts: 'auto (pretty when stdout is a terminal, else JSON), json or pretty' },
   WORKERS: { type: 'integer', default: Math.max(1, os.availableParallelism() - 1), minimum: 1, maximum: 256, accepts: 'an integer 1-256' },
   OUTBOUND_ALLOWLIST: { type: 'string', default: '', accepts: 'comma-separated host names or CIDRs' },
   OIDC_ISSUER: { type: 'string', default: '', pattern: '^(|https?://.+)$', accepts: 'an http(s) issuer URL' },
@@ -77,7 +88,8 @@ const VARS: Record<keyof Config, VarSpec> = {
   TLS_PORT: { type: 'integer', default: 8443, minimum: 0, maximum: 65535, accepts: 'a port number 0-65535' },
   TLS_CERT: { type: 'string', default: '', accepts: 'a readable PEM certificate file (with TLS_KEY)' },
   TLS_KEY: { type: 'string', default: '', accepts: 'a readable PEM private key file (with TLS_CERT)' },
-  TLS_CA: { type: 'string', default: '', accepts: 'a readable PEM file of CA certificates (with TLS_CERT and TLS_KEY)' }
+  TLS_CA: { type: 'string', default: '', accepts: 'a readable PEM file of CA certificates (with TLS_CERT and TLS_KEY)' },
+  TRIGGER_HEARTBEAT_MS: { type: 'integer', default: 5000, minimum: 100, maximum: 600000, accepts: 'milliseconds 100-600000 (a trigger silent for 6 beats is restarted)' }
 }
 
 export class ConfigError extends Error {
@@ -113,6 +125,7 @@ export function loadConfig (env: NodeJS.ProcessEnv = process.env): Readonly<Conf
   }
   const cfg = raw as Record<string, unknown>
   cfg.OUTBOUND_ALLOWLIST = String(cfg.OUTBOUND_ALLOWLIST).split(',').map(s => s.trim()).filter(Boolean)
+  for (const k of ['MCP_ALLOWED_ORIGINS', 'MCP_ALLOWED_HOSTS'] as const) cfg[k] = String(cfg[k]).split(',').map(s => s.trim().toLowerCase()).filter(Boolean)
   cfg.DATA_DIR = path.resolve(String(cfg.DATA_DIR))
   for (const k of ['TLS_CERT', 'TLS_KEY', 'TLS_CA']) if (cfg[k] !== '') cfg[k] = path.resolve(String(cfg[k]))
   return Object.freeze(cfg as unknown as Config)

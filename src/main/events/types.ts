@@ -3,7 +3,7 @@
  * operation, never a resource body or a secret.
  */
 
-export type ResourceKind = 'proxy_workflow' | 'collection' | 'proxy' | 'credential' | 'policy' | 'client' | 'profile'
+export type ResourceKind = 'proxy_workflow' | 'collection' | 'proxy' | 'credential' | 'policy' | 'client' | 'profile' | 'trigger_status'
 
 interface Envelope {
   schema_version: 1
@@ -19,6 +19,8 @@ export type ManagementEvent = Envelope & (
   | { resource_kind: 'policy', policy_id: string, operation: 'created' | 'updated' | 'deleted' | 'status_changed' }
   | { resource_kind: 'client', client_id: string, operation: 'created' | 'updated' | 'deleted' | 'status_changed' }
   | { resource_kind: 'profile', profile_id: string, client_id: string, operation: 'created' | 'updated' | 'deleted' }
+  // A production trigger changed state (running, stopped, failing); GET /api/v1/triggers/:proxyId has the details.
+  | { resource_kind: 'trigger_status', proxy_id: string, workflow_id: string, trigger_type: string, state: string, previous_state: string }
 )
 
 /** Distributive Omit so each variant keeps its own fields. */

@@ -9,10 +9,13 @@
  */
 import type { Collection, HeaderSpec, HttpMethod, Proxy, WorkflowDefinition } from '../../common/types.js'
 import { compileRequestValidator, type CompiledValidator } from '../access/request-validation.js'
+import { NON_GATEWAY_TRIGGER_TYPES } from '../triggers/types.js'
 
 export interface CompiledRoute {
   proxy: Proxy
   collection: Collection
+  /** `<base_path> <path>`, as the access log names the route. */
+  name: string
   /** Names of the path's params in order of their segments. */
   paramNames: string[]
   /** Upstream origin pieces, parsed once. */
@@ -164,6 +167,7 @@ function compileRoute (c: Collection, p: Proxy, env: Readonly<Record<string, str
   return {
     proxy: p,
     collection: c,
+    name: `${c.base_path} ${p.path}`,
     paramNames: [...p.path.matchAll(/\{([^/}]+)\}/g)].map(m => m[1]),
     upstream: { protocol, hostname: url.hostname.replace(/^\[|\]$/g, ''), port, hostHeader: url.host, basePath: url.pathname.replace(/\/$/, '') },
     targetParts: splitTarget(p.target_path),
@@ -173,7 +177,9 @@ function compileRoute (c: Collection, p: Proxy, env: Readonly<Record<string, str
     maxBodyBytes: p.max_body_bytes ?? defaultMaxBody,
     streaming: p.streaming,
     validator,
-    workflow: p.workflow_enabled && p.workflow !== null ? p.workflow : null
+    // Gateway traffic starts only http_trigger workflows: a proxy whose workflow starts on its own (cron, broker,
+    // IMAP) or from the builder (manual) forwards to its backend like a proxy without a workflow.
+    workflow: p.workflow_enabled && p.workflow !== null && startsFromGateway(p.workflow) ? p.workflow : null
   }
 }
 
@@ -192,3 +198,9 @@ function splitTarget (target: string): CompiledRoute['targetParts'] {
 }
 
 export const HTTP_METHODS: readonly HttpMethod[] = ['GET', 'POST', 'PUT', 'DELETE', 'PATCH']
+
+/** True unless the workflow's entry trigger is one that gateway traffic never starts. */
+function startsFromGateway (def: WorkflowDefinition): boolean {
+  return !def.nodes.some(n => NON_GATEWAY_ENTRY_TYPES.has(n.type))
+}
+const NON_GATEWAY_ENTRY_TYPES = new Set(NON_GATEWAY_TRIGGER_TYPES)

@@ -1,14 +1,13 @@
 import { validationFailed, type ErrorDetail } from '../../common/errors.js'
 import { listAuditEntries, type AuditFilter } from '../store/audit.js'
-import { createAuditTrail, type AuditTrail } from './audit-trail.js'
 import type { Router } from './router.js'
 import type { ManagementDeps } from './server.js'
 import { pageQuery } from './validation.js'
 
 const TEXT_FILTERS = ['actor_sub', 'resource_kind', 'resource_id', 'action'] as const
 
-/** GET /api/v1/audit-logs (viewer); returns the trail the listener records into. */
-export function registerAuditRoutes (router: Router, deps: Pick<ManagementDeps, 'store' | 'logger'>): AuditTrail {
+/** GET /api/v1/audit-logs (viewer). */
+export function registerAuditRoutes (router: Router, deps: Pick<ManagementDeps, 'store'>): void {
   router.add('GET', '/api/v1/audit-logs', async ctx => {
     const q = ctx.query
     const details: ErrorDetail[] = []
@@ -37,5 +36,4 @@ export function registerAuditRoutes (router: Router, deps: Pick<ManagementDeps, 
     if (details.length > 0) throw validationFailed(`The audit log filter is invalid: ${details.map(d => `${d.field} ${d.message}`).join('; ')}.`, details)
     return { status: 200, body: await listAuditEntries(deps.store, pageQuery(q), filter) }
   })
-  return createAuditTrail(deps.store, deps.logger)
 }

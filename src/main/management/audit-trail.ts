@@ -23,6 +23,9 @@ export interface AuditObservation {
   ctx: RequestContext | undefined
   status: number
   reply: Reply | undefined
+  /** The operation's own method when the HTTP request is another surface's (an MCP tool call). */
+  method?: string
+  source?: 'rest' | 'mcp'
 }
 
 export interface AuditTrail {
@@ -89,7 +92,7 @@ export function createAuditTrail (store: Store, logger: Logger): AuditTrail {
 }
 
 function entriesOf (o: AuditObservation): AuditEntryInput[] {
-  const method = (o.req.method ?? 'GET').toUpperCase()
+  const method = (o.method ?? o.req.method ?? 'GET').toUpperCase()
   const denied = o.status === 401 || o.status === 403
   if (o.route === undefined || (!denied && (READS.has(method) || o.status >= 400 || o.route.opts.audit === false))) return []
   const what = describe(o.route, o.ctx?.params ?? {}, method)
@@ -99,7 +102,7 @@ function entriesOf (o: AuditObservation): AuditEntryInput[] {
   const bulk = what.action === 'bulk' && typeof o.ctx?.body?.action === 'string' ? `bulk_${String(o.ctx.body.action)}` : what.action
   const base = {
     actor_sub: o.ctx?.user?.sub ?? null,
-    source: 'rest' as const,
+    source: o.source ?? 'rest',
     action: denied ? 'denied' : bulk,
     resource_kind: what.kind,
     method,

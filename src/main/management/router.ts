@@ -10,6 +10,7 @@ import addFormatsModule from 'ajv-formats'
 import { methodNotAllowed, notFound, validationFailed, type ErrorDetail } from '../../common/errors.js'
 import type { Role } from '../auth/roles.js'
 import type { User } from '../auth/verifier.js'
+import type { Caller, FrameSink } from './operation.js'
 
 export interface RequestContext {
   req: IncomingMessage
@@ -19,6 +20,10 @@ export interface RequestContext {
   body: any
   rawBody: Buffer | null
   user: User | null
+  /** Who asks and through which surface (absent on public routes). */
+  caller?: Caller
+  /** Where a streaming operation sends its frames when the surface is not an SSE response (MCP progress). */
+  frames?: FrameSink
   /** The version named by If-Match, when sent (`*` means none). */
   ifMatch: number | undefined
 }

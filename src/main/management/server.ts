@@ -4,14 +4,15 @@
  */
 import http, { type IncomingMessage, type ServerResponse } from 'node:http'
 import type { AddressInfo } from 'node:net'
-import { AppError, errorBody, forbidden, invalidJson, payloadTooLarge, serviceUnavailable, toAppError, unsupportedMediaType } from '../../common/errors.js'
+import { AppError, errorBody, serviceUnavailable, toAppError } from '../../common/errors.js'
 import type { Config } from '../config/config.js'
 import type { Logger } from '../logger.js'
 import { isDatabaseUnavailable, type Store } from '../store/types.js'
 import type { EventSink } from '../events/types.js'
-import { hasRole } from '../auth/roles.js'
 import type { Auth } from '../auth/verifier.js'
-import { Router, checkBody, type Reply, type RequestContext, type Route } from './router.js'
+import { Router, type Reply, type RequestContext, type Route } from './router.js'
+import { checkRole, invoke, type Caller } from './operation.js'
+import { parseJson, readBody } from './http-body.js'
 import { registerCollectionRoutes } from './collections-routes.js'
 import { registerProxyRoutes } from './proxies-routes.js'
 import { registerWorkflowRoutes } from './workflow-routes.js'
@@ -20,7 +21,12 @@ import { registerThreadRoutes } from './threads-routes.js'
 import { registerAuditRoutes } from './audit-routes.js'
 import { registerAccessRoutes } from './access-routes.js'
 import { registerCredentialRoutes } from './credentials-routes.js'
-import type { AuditTrail } from './audit-trail.js'
+import { createAuditTrail, type AuditTrail } from './audit-trail.js'
+import type { KeyValueCache } from '../cache/types.js'
+import { createMemoryKv } from '../cache/memory-kv.js'
+import { createManagementMcp } from '../mcp/management-mcp.js'
+import { managementOpenApi } from './openapi.js'
+import { createMcpSessions } from '../mcp/sessions.js'
 import { builtUiDir, loadStaticFiles, type StaticFiles } from '../static/static-files.js'
 import { consoleResponder } from '../static/console-files.js'
 
@@ -36,6 +42,8 @@ export interface ManagementDeps {
   readiness: () => Promise<ReadyReport>
   /** Awaited after a successful write, before answering: lets this instance apply the change first. */
   settle?: () => Promise<void>
+  /** Where management MCP sessions live (the shared cache: Redis when CACHE_TYPE=redis); default one instance's memory. */
+  kv?: KeyValueCache
   /** The built management console served at / (default: dist/ui/console when built). */
   consoleFiles?: StaticFiles
 }
@@ -74,6 +82,21 @@ export function createManagementServer (deps: ManagementDeps): ManagementServer 
       token_command: deps.auth.mode === 'local' ? 'npm run token -- --sub <you> --role <viewer|editor|admin>' : null
     }
   }), { public: true })
+  const audit = createAuditTrail(deps.store, deps.logger)
+  const mcp = createManagementMcp({
+    config: deps.config,
+    logger: deps.logger,
+    auth: deps.auth,
+    router,
+    audit,
+    settle: deps.settle,
+    sessions: createMcpSessions(deps.kv ?? createMemoryKv(), { idleMs: deps.config.MCP_SESSION_IDLE_SECONDS * 1000, perUser: deps.config.MCP_SESSIONS_PER_USER })
+  })
+  const mcpPath = `/api/v1${deps.config.MANAGEMENT_MCP_PATH.replace(/\/+$/, '')}`
+  // The MCP checks its own credentials (OIDC bearer only) and answers in JSON-RPC; each tool call is audited as itself.
+  for (const method of ['POST', 'GET', 'DELETE']) router.add(method, mcpPath, async ctx => { await mcp.handle(ctx.req, ctx.res); return undefined }, { public: true, audit: false })
+  let openApi: Record<string, unknown> | null = null
+  router.add('GET', '/api/v1/openapi.json', async () => ({ status: 200, body: (openApi ??= managementOpenApi(router, { mcpPath })) }), { role: 'viewer' })
   registerImportExportRoutes(router, deps) // before the collection routes: '/collections/export' is not an ':id'
   registerCollectionRoutes(router, deps)
   registerProxyRoutes(router, deps)
@@ -81,7 +104,7 @@ export function createManagementServer (deps: ManagementDeps): ManagementServer 
   registerThreadRoutes(router, deps)
   registerCredentialRoutes(router, deps)
   registerAccessRoutes(router, deps)
-  const audit = registerAuditRoutes(router, deps)
+  registerAuditRoutes(router, deps)
 
   const serveConsole = consoleResponder(deps.consoleFiles ?? loadStaticFiles(builtUiDir('console'), { spa: true }), (method, path) => {
     try { router.find(method, path); return true } catch { return false }
@@ -127,23 +150,24 @@ async function handle (router: Router, deps: ManagementDeps, audit: AuditTrail, 
     route = found.route
     const params = found.params
     ctx = { req, res, params, query: url.searchParams, body: undefined, rawBody: null, user: null, ifMatch: parseIfMatch(req.headers['if-match']) }
-    if (route.opts.public !== true) {
+    if (route.opts.public === true) reply = await route.handler(ctx)
+    else {
       const fromQuery = route.opts.queryToken === true ? url.searchParams.get('access_token') : null
-      ctx.user = await deps.auth.verify(req.headers.authorization ?? (fromQuery === null ? undefined : `Bearer ${fromQuery}`))
-      if (!hasRole(ctx.user.role, route.opts.role ?? 'viewer')) {
-        throw forbidden(`This action needs the ${route.opts.role ?? 'viewer'} role${ctx.user.role === null ? '; your token carries no known role' : `; you have ${ctx.user.role}`}.`)
+      const user = await deps.auth.verify(req.headers.authorization ?? (fromQuery === null ? undefined : `Bearer ${fromQuery}`))
+      ctx.user = user
+      const caller: Caller = { sub: user.sub, role: user.role, source: 'rest' }
+      // The role is checked before the body is read: a refused caller never gets to send one.
+      checkRole(route, caller.role)
+      let body: unknown
+      let rawBody: Buffer | null = null
+      if (req.method !== 'GET' && req.method !== 'HEAD' && req.method !== 'DELETE') {
+        const raw = await readBody(req, route.opts.maxBodyBytes ?? DEFAULT_BODY_LIMIT)
+        if (route.opts.raw === true) rawBody = raw
+        else body = parseJson(req, raw)
       }
+      reply = await invoke(route, caller, { params, query: url.searchParams, body, rawBody, ifMatch: ctx.ifMatch }, { req, res, settle: deps.settle }, c => { ctx = c })
     }
-    if (req.method !== 'GET' && req.method !== 'HEAD' && req.method !== 'DELETE') {
-      const raw = await readBody(req, route.opts.maxBodyBytes ?? DEFAULT_BODY_LIMIT)
-      if (route.opts.raw === true) ctx.rawBody = raw
-      else ctx.body = parseJson(req, raw)
-      ctx.body = checkBody(route, ctx.body)
-    }
-    reply = await route.handler(ctx)
     if (reply === undefined) { status = res.statusCode; return }
-    // A change is answered once this instance serves it (route table, access snapshot).
-    if (req.method !== 'GET' && req.method !== 'HEAD' && reply.status < 300 && deps.settle !== undefined) await deps.settle().catch(() => {})
     status = reply.status
     send(res, reply.status, reply.body, reply.headers)
   } catch (err) {
@@ -156,7 +180,10 @@ async function handle (router: Router, deps: ManagementDeps, audit: AuditTrail, 
     else res.destroy()
   } finally {
     audit.observe({ req, path: url.pathname, route, ctx, status, reply })
-    deps.logger.debug({ method: req.method, path: url.pathname, status, ms: Math.round(performance.now() - started) }, 'management request')
+    // One line per request, as data; probes only at debug (they arrive every few seconds). The query is left out: it may carry access_token.
+    const line = { sub: ctx?.user?.sub ?? null, method: req.method, route: route === undefined ? null : '/' + route.segments.join('/'), path: url.pathname, status, ms: Math.round(performance.now() - started) }
+    if (route?.opts.public === true && (url.pathname === '/livez' || url.pathname === '/readyz')) deps.logger.debug(line, 'management request')
+    else deps.logger.info(line, 'management request')
   }
 }
 
@@ -171,28 +198,4 @@ function parseIfMatch (v: string | undefined): number | undefined {
   if (v === undefined || v.trim() === '*') return undefined
   const m = /^\s*(?:W\/)?"?(\d+)"?\s*$/.exec(v)
   return m === null ? -1 : Number(m[1])
-}
-
-async function readBody (req: IncomingMessage, limit: number): Promise<Buffer> {
-  const declared = Number(req.headers['content-length'] ?? 0)
-  if (declared > limit) throw payloadTooLarge(`The request body is larger than ${limit} bytes.`)
-  const chunks: Buffer[] = []
-  let size = 0
-  for await (const chunk of req) {
-    size += (chunk as Buffer).length
-    if (size > limit) throw payloadTooLarge(`The request body is larger than ${limit} bytes.`)
-    chunks.push(chunk as Buffer)
-  }
-  return Buffer.concat(chunks)
-}
-
-function parseJson (req: IncomingMessage, raw: Buffer): unknown {
-  if (raw.length === 0) return undefined
-  const type = (req.headers['content-type'] ?? '').split(';')[0].trim().toLowerCase()
-  if (type !== 'application/json' && !type.endsWith('+json')) throw unsupportedMediaType('Send the body as application/json.')
-  try {
-    return JSON.parse(raw.toString('utf8'))
-  } catch {
-    throw invalidJson('The request body is not valid JSON.')
-  }
 }

@@ -14,7 +14,7 @@ import { Ajv, type ErrorObject, type ValidateFunction } from 'ajv'
 import type { WorkflowDefinition, WorkflowNode } from '../../common/types.js'
 import { validationFailed, type AppError, type ErrorDetail } from '../../common/errors.js'
 import { compileTemplate, ExpressionError } from '../../common/expressions/template.js'
-import { ENTRY_TRIGGER_TYPES, NODE_CATALOGUE, NODE_TYPE_NAMES } from '../../common/workflow-catalogue.js'
+import { ENTRY_TRIGGER_TYPES, NODE_CATALOGUE, NODE_TYPE_NAMES, WORKFLOW_DEFINITION_SCHEMA } from '../../common/workflow-catalogue.js'
 import { ajv } from './router.js'
 import { checkCycles, checkEdges, checkReachable } from './workflow-graph.js'
 
@@ -23,59 +23,8 @@ export const NODE_TYPES = NODE_TYPE_NAMES
 
 export interface WorkflowProblem { node_id: string | null, field: string | null, message: string }
 
-export const runtimeSettingsSchema = {
-  type: 'object',
-  additionalProperties: false,
-  properties: {
-    timeout_ms: { type: 'integer', minimum: 1, maximum: 3_600_000 },
-    save_on_success: { type: 'boolean' },
-    save_on_error: { type: 'boolean' },
-    /** Per-proxy mailbox: runs in flight at once, and runs waiting beyond those. */
-    max_concurrency: { type: 'integer', minimum: 1, maximum: 1000 },
-    max_queue: { type: 'integer', minimum: 0, maximum: 10_000 }
-  }
-}
-
-export const definitionSchema = {
-  type: 'object',
-  additionalProperties: false,
-  required: ['nodes', 'edges'],
-  properties: {
-    nodes: {
-      type: 'array',
-      maxItems: 500,
-      items: {
-        type: 'object',
-        additionalProperties: false,
-        required: ['id', 'name', 'type'],
-        properties: {
-          id: { type: 'string', minLength: 1, maxLength: 100 },
-          name: { type: 'string', minLength: 1, maxLength: 200 },
-          type: { type: 'string', enum: NODE_TYPES },
-          settings: { type: 'object', default: {} },
-          position: { type: 'object', properties: { x: { type: 'number' }, y: { type: 'number' } } }
-        }
-      }
-    },
-    edges: {
-      type: 'array',
-      maxItems: 2000,
-      items: {
-        type: 'object',
-        additionalProperties: false,
-        required: ['source', 'target'],
-        properties: {
-          id: { type: 'string', maxLength: 200 },
-          source: { type: 'string', minLength: 1 },
-          target: { type: 'string', minLength: 1 },
-          sourceHandle: { type: ['string', 'null'] },
-          targetHandle: { type: ['string', 'null'] }
-        }
-      }
-    },
-    runtime_settings: runtimeSettingsSchema
-  }
-}
+/** The layout of a definition, shared with the collection file so that what a save accepts imports back. */
+export const definitionSchema = WORKFLOW_DEFINITION_SCHEMA
 const validateShape = ajv.compile(definitionSchema)
 
 // verbose: errors carry the schema (its `description` words the message) and the data.

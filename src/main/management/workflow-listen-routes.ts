@@ -42,6 +42,20 @@ export function registerWorkflowListenRoutes (router: Router, deps: { store: Sto
   router.add('GET', '/api/v1/workflows/:workflowId/trigger-test/:listenId/stream', async ctx => {
     if (deps.listens.get(ctx.params.workflowId, ctx.params.listenId) === undefined) throw notFound(`Listen session '${ctx.params.listenId}' does not exist (or ended more than a minute ago).`)
     const res = ctx.res
+    if (ctx.frames !== undefined) {
+      // A surface with its own stream (MCP progress): each frame goes there; the answer is every frame.
+      const frames = ctx.frames
+      const seen: Array<{ event: string, data: unknown }> = []
+      await new Promise<void>(resolve => {
+        const stop = deps.listens.subscribe(ctx.params.listenId, f => {
+          if (f === null) { resolve(); return }
+          seen.push(f)
+          frames(f.event, f.data)
+        })
+        res.on('close', () => { stop(); resolve() })
+      })
+      return { status: 200, body: { listen_id: ctx.params.listenId, frames: seen } }
+    }
     res.writeHead(200, { 'content-type': 'text/event-stream; charset=utf-8', 'cache-control': 'no-cache', 'x-accel-buffering': 'no' })
     await new Promise<void>(resolve => {
       const stop = deps.listens.subscribe(ctx.params.listenId, f => {

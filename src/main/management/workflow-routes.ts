@@ -21,8 +21,19 @@ const saveSchema = {
     workflow_enabled: { type: 'boolean' }
   }
 }
-/** Fields of the GET answer that a save ignores, so a read-modify-write round trip is accepted. */
-const WORKFLOW_READ_ONLY = ['proxy_id', 'workflow_id', 'version_id', 'version_number']
+/**
+ * Fields a save ignores: those of the GET answer, so a read-modify-write round trip is
+ * accepted, and `pinned_outputs`, which the spec says are not persisted on save (a builder
+ * sends its pins along with the definition; they only feed test and partial runs).
+ */
+const WORKFLOW_READ_ONLY = ['proxy_id', 'workflow_id', 'version_id', 'version_number', 'pinned_outputs']
+
+/** The sent definition without builder-only pins (top level of the body or inside the definition). */
+function withoutPins<T> (def: T): T {
+  if (def === null || typeof def !== 'object' || !('pinned_outputs' in def)) return def
+  const { pinned_outputs: _pins, ...rest } = def as Record<string, unknown>
+  return rest as T
+}
 
 /** `enabled`, or its alias `workflow_enabled`; both given and different is a clear 400. */
 function enabledOf (body: { enabled?: boolean, workflow_enabled?: boolean }): boolean | undefined {
@@ -39,7 +50,7 @@ export function registerWorkflowRoutes (router: Router, deps: ManagementDeps): v
 
   router.add('PUT', '/api/v1/proxies/:id/workflow', async ctx => {
     const body = ctx.body ?? {}
-    const sent: WorkflowDefinition | null | undefined = body.workflow !== undefined ? body.workflow : body.definition
+    const sent: WorkflowDefinition | null | undefined = withoutPins(body.workflow !== undefined ? body.workflow : body.definition)
     const { proxy, version } = await saveWorkflow(deps, { proxyId: ctx.params.id, definition: sent, enabled: enabledOf(body), actorSub: ctx.user?.sub ?? null, ifMatch: ctx.ifMatch })
     return { status: 200, body: workflowBody(proxy, version), headers: etag(proxy.version) }
   }, { role: 'editor', body: saveSchema, readOnly: WORKFLOW_READ_ONLY })
@@ -53,7 +64,7 @@ export function registerWorkflowRoutes (router: Router, deps: ManagementDeps): v
   router.add('POST', '/api/v1/proxies/:id/workflow/validate', async ctx => {
     const p = await getProxy(deps.store, ctx.params.id)
     const body = ctx.body ?? {}
-    const definition = body.workflow ?? body.definition ?? p.workflow
+    const definition = withoutPins(body.workflow ?? body.definition ?? p.workflow)
     if (definition === null) return { status: 200, body: { valid: false, errors: [{ node_id: null, field: 'workflow', message: 'The proxy has no workflow definition yet.' }] } }
     const problems = checkDefinition(definition, { enabled: true })
     return { status: 200, body: { valid: problems.length === 0, errors: problems } }

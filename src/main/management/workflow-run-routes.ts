@@ -57,6 +57,12 @@ export function registerWorkflowRunRoutes (router: Router, deps: WorkflowRunDeps
 
   router.add('POST', '/api/v1/workflows/:workflowId/test/stream', async ctx => {
     const req = await testRun(ctx.params.workflowId, ctx.body ?? {})
+    if (ctx.frames !== undefined) {
+      // A surface with its own stream (MCP progress): frames go there, the record is the answer.
+      const frames = ctx.frames
+      const { record } = await deps.runner.run({ ...req, hooks: { onEvent: e => { frames(e.type, e) } } })
+      return { status: 200, body: record }
+    }
     const res = ctx.res
     // The head goes out with the first event, so a refused run (a full mailbox) is still a plain error answer.
     const send = (event: string, data: unknown) => {

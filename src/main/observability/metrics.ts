@@ -36,6 +36,8 @@ export interface WindowStats { requests: number, p50: number | null, p95: number
 export class Metrics {
   private readonly byProxy = new Map<string, Series>()
   private readonly byClient = new Map<string, Series>()
+  /** More Prometheus text appended to /metrics (trigger metrics). */
+  private readonly sources: Array<() => string> = []
   constructor (private readonly now: () => number = Date.now) {}
 
   record (r: RequestRecord): void {
@@ -77,7 +79,11 @@ export class Metrics {
     }
     emit('proxy_id', this.byProxy, 'gatehouse_proxy')
     emit('client_id', this.byClient, 'gatehouse_client')
-    return out.join('\n') + '\n'
+    return out.join('\n') + '\n' + this.sources.map(f => f()).join('')
+  }
+
+  addSource (render: () => string): void {
+    this.sources.push(render)
   }
 }
 

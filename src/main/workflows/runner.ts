@@ -36,6 +36,8 @@ export interface RunRequest {
   definition: WorkflowDefinition
   mode: ExecutionMode
   trigger_output: unknown
+  /** The execution's id when the caller chose it (a trigger's `run_id`); default a new UUID. */
+  execution_id?: string
   pinned_outputs?: Record<string, unknown>
   start_node?: string
   destination_node?: string
@@ -125,7 +127,7 @@ export function createRunner (deps: RunnerDeps): Runner {
     const def = req.definition
     const timeoutMs = def.runtime_settings?.timeout_ms ?? DEFAULT_TIMEOUT_MS
     const deadline = Date.now() + timeoutMs
-    const executionId = randomUUID()
+    const executionId = req.execution_id ?? randomUUID()
     const subworkflows = await resolveSubworkflows(deps.store, def)
     const task: RunTask = {
       definition: def,

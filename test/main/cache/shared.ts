@@ -3,11 +3,13 @@ import { setTimeout as sleep } from 'node:timers/promises'
 import { Writable } from 'node:stream'
 import { pino } from 'pino'
 import type { Logger } from '../../../src/main/logger.js'
+import { requireService, TEST_REDIS_URL } from '../../helpers/services.js'
 
 /** A key or channel prefix no other test run uses. */
 export const uniquePrefix = (what: string) => `gh-test:${what}:${process.pid}:${randomBytes(4).toString('hex')}:`
 
-export const REDIS_URL = 'redis://127.0.0.1:6379'
+/** The tests' Redis (test/helpers/services.ts). */
+export const REDIS_URL = TEST_REDIS_URL
 
 /** A logger whose lines the test can read. */
 export function recordingLogger (): { logger: Logger, lines: Array<Record<string, unknown>> } {
@@ -34,7 +36,7 @@ export async function eventually (check: () => boolean | Promise<boolean>, tries
 export async function testRedis (t: { teardown (fn: () => unknown): void }, what: string, url = REDIS_URL) {
   const { createRedis, whenRedisReady } = await import('../../../src/main/cache/redis.js')
   const logger = pino({ level: 'silent' })
-  const redis = createRedis({ REDIS_URL: url }, logger)
+  const redis = createRedis({ REDIS_URL: requireService(url, 'Redis') }, logger)
   await whenRedisReady(redis)
   const prefix = uniquePrefix(what)
   t.teardown(async () => {

@@ -12,7 +12,7 @@ import { start, type Service } from '../../../src/main/server.js'
 import { createTempDir, createTestDatabase, silentLogger } from '../../helpers/db.js'
 import { openStream, type SseReader } from '../../helpers/sse.js'
 import { startRedisServer } from '../cache/redis-server.js'
-import { uniquePrefix } from '../cache/shared.js'
+import { REDIS_URL, uniquePrefix } from '../cache/shared.js'
 
 async function twoServices (t: Test, env: Record<string, string>): Promise<[Service, Service]> {
   const url = await createTestDatabase(t)
@@ -65,7 +65,7 @@ async function frames (r: SseReader, n: number, timeoutMs = 10_000) {
 const what = (e: any) => `${String(e.resource_kind)}/${String(e.operation ?? (e.workflow_enabled === true ? 'enabled' : 'saved'))}`
 
 t.test('through Redis: every change made on A reaches B once, with the same ids; a client resumes on the other instance', async t => {
-  const [a, b] = await twoServices(t, { CACHE_TYPE: 'redis' })
+  const [a, b] = await twoServices(t, { CACHE_TYPE: 'redis', REDIS_URL })
   const admin = await a.issueToken!('alice', 'admin')
   const viewer = await b.issueToken!('bob', 'viewer')
   const onA = await subscribe(t, a, viewer)

@@ -85,3 +85,25 @@ t.test('a proxy body limit overrides MAX_BODY_BYTES, announced or chunked, and t
   t.match(raw, /^HTTP\/1\.1 413/)
   t.equal(backend.seen.length, n, 'nothing over a limit reached the backend')
 })
+
+t.test('a GET on a GET+POST proxy with a request schema is not refused for lacking a body', async t => {
+  const backend = await startBackend(t)
+  const { gateway, url } = await startGateway(t)
+  const c = collection({ base_path: '/both', upstream_url: backend.url })
+  gateway.setRoutes([c], [proxy(c, {
+    methods: ['GET', 'POST', 'DELETE'], path: '/items', target_path: '/items',
+    request_schema: { type: 'object', required: ['name'], properties: { name: { type: 'string' } } }
+  })])
+  let r = await call(`${url}/both/items?page=2`)
+  t.equal(r.status, 200, 'GET carries no body and needs none')
+  t.equal(backend.seen.at(-1)!.url, '/items?page=2')
+  r = await call(`${url}/both/items`, { method: 'DELETE' })
+  t.equal(r.status, 200, 'DELETE without a body passes too')
+  r = await call(`${url}/both/items`, { method: 'POST', headers: { 'content-type': 'application/json' } })
+  t.equal(r.status, 400, 'POST defines a body: a missing one is refused')
+  t.same(r.body.error.details, [{ field: 'body', message: 'is required' }])
+  r = await call(`${url}/both/items`, { method: 'DELETE', body: '{"name":1}', headers: { 'content-type': 'application/json' } })
+  t.equal(r.status, 400, 'a body that is sent is validated whatever the method')
+  r = await call(`${url}/both/items`, { method: 'POST', body: '{"name":"a"}', headers: { 'content-type': 'application/json' } })
+  t.equal(r.status, 200)
+})

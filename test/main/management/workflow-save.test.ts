@@ -83,3 +83,21 @@ t.test('what GET answers can be sent back: read-only fields are ignored, workflo
   t.equal(m.events.length, before, 'refused saves emit nothing')
   t.equal((await m.call('GET', `/api/v1/proxies/${p.id}/workflow`)).body.workflow_enabled, false)
 })
+
+t.test('pinned_outputs sent with a save are accepted and not persisted (spec: not persisted on save)', async t => {
+  const m = await startManagement(t)
+  const c = (await m.call('POST', '/api/v1/collections', { body: { name: 'pin', base_path: '/pin', upstream_url: 'http://127.0.0.1:9' } })).body
+  const p = (await m.call('POST', '/api/v1/proxies', { body: { collection_id: c.id, name: 'p', methods: ['GET'], path: '/p' } })).body
+  const workflow = def(['http_trigger'])
+  let r = await m.call('PUT', `/api/v1/proxies/${p.id}/workflow`, { body: { workflow, enabled: true, pinned_outputs: { t0: { request: { body: { a: 1 } } } } } })
+  t.equal(r.status, 200, 'pins beside the definition are accepted')
+  t.notOk('pinned_outputs' in r.body.workflow)
+  r = await m.call('PUT', `/api/v1/proxies/${p.id}/workflow`, { body: { workflow: { ...workflow, pinned_outputs: { r: { status: 200 } } } } })
+  t.equal(r.status, 200, 'pins inside the definition are accepted too')
+  const read = (await m.call('GET', `/api/v1/proxies/${p.id}/workflow`)).body
+  t.same(read.workflow.nodes, r.body.workflow.nodes)
+  t.notOk('pinned_outputs' in read.workflow, 'and dropped')
+  t.notOk('pinned_outputs' in read)
+  r = await m.call('POST', `/api/v1/proxies/${p.id}/workflow/validate`, { body: { workflow: { ...workflow, pinned_outputs: {} } } })
+  t.equal(r.body.valid, true, 'validation ignores them as well')
+})

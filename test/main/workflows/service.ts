@@ -17,13 +17,20 @@ export interface WorkflowService {
 
 let n = 0
 
-export async function startService (t: T, kind: StoreKind, env: Record<string, string> = {}): Promise<WorkflowService> {
-  const store = await storeConfig(t, kind)
+export interface ServiceOptions {
+  /** Share a database and DATA_DIR with another instance (default: a fresh one of `kind`). */
+  store?: { DATABASE_URL: string, DATA_DIR: string }
+  /** Redis key prefix shared by the instances of one test. */
+  keyPrefix?: string
+}
+
+export async function startService (t: T, kind: StoreKind, env: Record<string, string> = {}, opts: ServiceOptions = {}): Promise<WorkflowService> {
+  const store = opts.store ?? await storeConfig(t, kind)
   const config = loadConfig({
     DATABASE_URL: store.DATABASE_URL, DATA_DIR: store.DATA_DIR, PORT: '0', HOST: '127.0.0.1', MANAGEMENT_PORT: '0',
     LOG_LEVEL: 'silent', WORKERS: '1', OUTBOUND_ALLOWLIST: '127.0.0.1', ...env
   })
-  const s = await start(config, { logger: silentLogger })
+  const s = await start(config, { logger: silentLogger, keyPrefix: opts.keyPrefix })
   t.teardown(() => s.close())
   const tokens = new Map<string, string>()
   const m = `http://127.0.0.1:${s.managementPort}/api/v1`

@@ -1,0 +1,198 @@
+/**
+ * One gateway request from its head to its log record: the per-request object
+ * every stage reads and writes (fastify's request+reply in one). It copies what
+ * it needs from uWS's `req` at once (invalid after the callback), owns the
+ * response head (the one place headers are written), and finishes exactly once.
+ */
+import { randomUUID } from 'node:crypto'
+import type uWS from 'uWebSockets.js'
+import { AppError, errorBody } from '../../common/errors.js'
+import type { Principal } from '../access/profile-auth.js'
+import type { AccessGate } from '../access/gate.js'
+import type { Config } from '../config/config.js'
+import type { Logger } from '../logger.js'
+import type { RequestRecord } from '../observability/types.js'
+import type { GatewayOptions } from './index.js'
+import { DROP_RESPONSE } from './request-head.js'
+import type { Match, RouteTable } from './route-table.js'
+import { TLS_HOP_HEADER } from './tls-listener.js'
+import type { Exchange, UpstreamClient } from './upstream.js'
+
+/** What every request of one gateway shares: settings, collaborators, the current route table. */
+export interface GatewayContext {
+  config: Readonly<Config>
+  logger: Logger
+  observe: ((r: RequestRecord) => void) | undefined
+  workflows: GatewayOptions['workflows']
+  checkAccess: AccessGate
+  upstream: UpstreamClient
+  verifyHop: (value: string) => { remoteIp: string, fingerprint: string | null } | null
+  /** Swapped in one assignment on every configuration change. */
+  table: RouteTable
+  inFlight: number
+  /** Set while closing: called when the last request in flight finishes. */
+  draining: (() => void) | null
+}
+
+const REQUEST_ID = /^[A-Za-z0-9._:@-]{1,128}$/
+const NO_HEADERS: Array<[string, string]> = []
+
+// req.forEach takes a callback; one module-level function reading `reading` avoids a closure per request.
+let reading: GatewayExchange
+function readHeader (k: string, v: string): void {
+  const x = reading
+  // The TLS relay header is never forwarded nor shown to a workflow, whoever sent it.
+  if (k === TLS_HOP_HEADER) { x.hopHeader = v; return }
+  switch (k) {
+    case 'content-type': x.contentType = v; break
+    case 'content-length': x.clCount++; x.contentLength = /^\d{1,15}$/.test(v) ? Number(v) : -2; break
+    // Compared as sent: the HTTP layer reads only a literal 'chunked' as chunked, so 'CHUNKED' is refused rather than forwarded as a body it never reads.
+    case 'transfer-encoding': x.teCount++; x.te = v; break
+    case 'host': x.host = v; break
+    case 'x-forwarded-for': x.xff = x.xff === null ? v : `${x.xff}, ${v}`; break
+    case 'x-request-id': x.requestId = REQUEST_ID.test(v) ? v : null; break
+    case 'connection': x.connection = v.toLowerCase(); break
+    case 'authorization': x.authorization = v; break
+    case 'x-client-id': x.clientId = v; break
+    case 'x-profile-id': x.profileId = v; break
+  }
+  x.headers.push([k, v])
+}
+
+export class GatewayExchange {
+  readonly started = performance.now()
+  aborted = false
+  ended = false
+  status = 0
+  // Request head, copied from uWS's req.
+  readonly method: string
+  readonly url: string
+  readonly query: string
+  readonly headers: Array<[string, string]> = []
+  contentLength = -1
+  clCount = 0
+  te: string | null = null
+  teCount = 0
+  host = ''
+  xff: string | null = null
+  requestId: string | null = null
+  connection: string | null = null
+  contentType: string | undefined = undefined
+  authorization: string | undefined = undefined
+  clientId: string | undefined = undefined
+  profileId: string | undefined = undefined
+  hopHeader: string | null = null
+  readonly rid: string
+  remoteIp: string
+  proto: 'http' | 'https' = 'http'
+  certFingerprint: string | undefined = undefined
+  // Filled in by the stages.
+  match: Match | null = null
+  principal: Principal | null = null
+  /** Rate-limit and quota headers from the access stage, added to every answer. */
+  limitHeaders: Array<[string, string]> = NO_HEADERS
+  /** The access decision still pending (an async authenticator or limiter), or null. */
+  gate: Promise<AppError | null> | null = null
+  /** The backend exchange while forwarding (aborted with the client). */
+  upstream: Exchange | null = null
+  upstreamStart = 0
+  bytesIn = 0
+  bytesOut = 0
+
+  constructor (readonly ctx: GatewayContext, readonly res: uWS.HttpResponse, req: uWS.HttpRequest) {
+    ctx.inFlight++
+    res.onAborted(() => { this.aborted = true; this.upstream?.abort(); this.release() })
+    // Everything needed from `req` is copied now: it is invalid after this callback returns.
+    this.method = req.getCaseSensitiveMethod()
+    this.url = req.getUrl()
+    this.query = req.getQuery() ?? ''
+    reading = this
+    req.forEach(readHeader)
+    this.rid = this.requestId ?? randomUUID()
+    this.remoteIp = Buffer.from(res.getRemoteAddressAsText()).toString()
+    if (this.hopHeader !== null) {
+      const hop = ctx.verifyHop(this.hopHeader)
+      if (hop !== null) { this.proto = 'https'; this.remoteIp = hop.remoteIp; this.certFingerprint = hop.fingerprint ?? undefined }
+    }
+  }
+
+  get hasBody (): boolean { return this.contentLength > 0 || this.te === 'chunked' }
+  get closed (): boolean { return this.aborted || this.ended }
+
+  /**
+   * The one writer of response heads (backend answers, workflow answers, gateway errors): status,
+   * the answer's headers minus connection-level ones, a default content type when the answer has
+   * none, then X-Request-ID and the policy's limit headers. Call inside res.cork.
+   */
+  writeHead (status: number, statusText: string, headers: Iterable<[string, string]>, defaultType: string | null): void {
+    const res = this.res
+    res.writeStatus(statusText === '' ? `${status}` : `${status} ${statusText}`)
+    let typed = false
+    for (const [k, v] of headers) {
+      if (DROP_RESPONSE.has(k)) continue
+      if (k === 'content-type') typed = true
+      res.writeHeader(k, v)
+    }
+    if (!typed && defaultType !== null) res.writeHeader('content-type', defaultType)
+    res.writeHeader('x-request-id', this.rid)
+    const limits = this.limitHeaders
+    for (let i = 0; i < limits.length; i++) res.writeHeader(limits[i][0], limits[i][1])
+  }
+
+  /** Answers with a gateway error (unless the answer is already over) and finishes. */
+  fail (err: AppError): void {
+    if (this.closed) return
+    this.status = err.status
+    const body = JSON.stringify(errorBody(err, { request_id: this.rid }))
+    // A client sending a refused body is cut off; the TLS relay is not (it must read the answer, and the rest is discarded).
+    const close = (err.status === 400 || err.status === 413) && this.proto === 'http'
+    const answer = (): void => {
+      if (this.aborted) return
+      this.res.cork(() => {
+        this.writeHead(err.status, '', err.headers === undefined ? NO_HEADERS : Object.entries(err.headers), 'application/json')
+        this.res.end(body, close)
+      })
+    }
+    // Desync guard: answered inside the handler, uWS would close only after parsing the rest of
+    // the read, so bytes pipelined behind a refused request would run as a request of their own.
+    // Left pending for one turn, any such bytes make uWS close the connection unanswered instead.
+    if (close) setImmediate(answer)
+    else answer()
+    this.finish(null)
+  }
+
+  /** Runs `go` once the access decision allows it (at once when it was decided synchronously). */
+  afterGate (go: () => void): void {
+    if (this.gate === null) { go(); return }
+    this.gate.then(err => {
+      if (this.closed) return
+      if (err !== null) this.fail(err)
+      else go()
+    })
+  }
+
+  /** The request is over: access log, request record, in-flight count. Runs once. */
+  finish (route: string | null, upstreamMs?: number): void {
+    if (this.ended) return
+    this.release()
+    const ms = Math.round((performance.now() - this.started) * 100) / 100
+    const { ctx, rid, method, url, status } = this
+    ctx.logger.info({ request_id: rid, method, path: url, route, status, upstream_ms: upstreamMs, ms }, 'access')
+    if (ctx.observe !== undefined) {
+      const route = this.match?.route
+      ctx.observe({
+        time: Date.now(), request_id: rid, collection_id: route?.collection.id ?? null, proxy_id: route?.proxy.id ?? null,
+        client_id: this.principal?.client_id ?? null, profile_id: this.principal?.profile_id ?? null, method, path: url, status,
+        duration_ms: ms, upstream_ms: upstreamMs ?? null, bytes_in: this.bytesIn, bytes_out: this.bytesOut
+      })
+    }
+  }
+
+  private release (): void {
+    if (this.ended) return
+    this.ended = true
+    const ctx = this.ctx
+    ctx.inFlight--
+    if (ctx.inFlight === 0 && ctx.draining !== null) ctx.draining()
+  }
+}

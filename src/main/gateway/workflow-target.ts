@@ -1,0 +1,61 @@
+/**
+ * Workflow target: a proxy with an enabled workflow answers from the workflow
+ * (run in the worker pool) instead of a backend. This stage turns the request
+ * into the http_trigger's output and the workflow's answer into the response.
+ */
+import { AppError, serviceUnavailable } from '../../common/errors.js'
+import type { GatewayExchange } from './exchange.js'
+import type { WorkflowTrigger } from './index.js'
+
+const GATEWAY_AUTH = new Set(['authorization', 'x-client-id', 'x-profile-id'])
+
+export function runWorkflowTarget (x: GatewayExchange, query: string, body: Buffer | null): void {
+  const run = x.ctx.workflows
+  if (run === undefined) { x.fail(serviceUnavailable('Workflows are not available on this instance.')); return }
+  const route = x.match!.route
+  x.upstreamStart = performance.now()
+  run(route, triggerOf(x, query, body)).then(answer => {
+    if (x.closed) return
+    x.status = answer.status
+    const isText = typeof answer.body === 'string'
+    const payload = answer.body === null || answer.body === undefined ? '' : isText ? answer.body as string : JSON.stringify(answer.body)
+    x.res.cork(() => {
+      x.writeHead(answer.status, '', Object.entries(answer.headers), payload === '' ? null : isText ? 'text/plain; charset=utf-8' : 'application/json')
+      x.res.end(payload)
+    })
+    x.finish(route.name, Math.round(performance.now() - x.upstreamStart))
+  }, (err: unknown) => {
+    if (!(err instanceof AppError)) x.ctx.logger.error({ err, request_id: x.rid }, 'workflow run failed')
+    x.fail(err instanceof AppError ? err : new AppError(500, 'workflow_failed', 'The workflow failed; see its execution record.'))
+  })
+
+}
+
+/** The http_trigger's output: the request as the workflow sees it (without the gateway-auth headers). */
+function triggerOf (x: GatewayExchange, q: string, body: Buffer | null): WorkflowTrigger {
+  const { route, params } = x.match!
+  const headers: Record<string, string> = {}
+  for (const [k, v] of x.headers) if (!GATEWAY_AUTH.has(k)) headers[k] = v
+  const sp = new URLSearchParams(q)
+  const queryObj: Record<string, string | string[]> = {}
+  for (const k of new Set(sp.keys())) { const all = sp.getAll(k); queryObj[k] = all.length === 1 ? all[0] : all }
+  let parsed: unknown = null
+  if (body !== null && body.length > 0) {
+    const text = body.toString('utf8')
+    parsed = /json/i.test(x.contentType ?? '') ? safeJson(text) : text
+  }
+  return {
+    request: {
+      method: x.method, path: x.url, query: queryObj, headers, body: parsed,
+      path_params: Object.fromEntries(route.paramNames.map((n, i) => [n, safeDecode(params[i] ?? '')]))
+    }
+  }
+}
+
+function safeJson (text: string): unknown {
+  try { return JSON.parse(text) } catch { return text }
+}
+
+function safeDecode (s: string): string {
+  try { return decodeURIComponent(s) } catch { return s }
+}

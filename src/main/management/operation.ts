@@ -1,0 +1,72 @@
+/**
+ * The one way into a management operation, whatever the surface:
+ *
+ *   REST request ─┐                         ┌─ role check (the route's role)
+ *                 ├─ invoke(route, caller, ─┼─ body check (the route's schema, every problem at once)
+ *   MCP tool call ┘        input)           ├─ handler (domain: store, events, config reload)
+ *                                           └─ settle (this instance serves the change)
+ *
+ * A caller is who asks (sub, role) and through what (`rest`, `mcp`, `assistant`); the input is
+ * plain data (path parameters, query, body, If-Match). REST and MCP differ only in how they
+ * read the input and render the result or the coded error.
+ */
+import type { IncomingMessage, ServerResponse } from 'node:http'
+import { forbidden } from '../../common/errors.js'
+import { hasRole, type Role } from '../auth/roles.js'
+import { checkBody, type Reply, type RequestContext, type Route } from './router.js'
+
+export type Source = 'rest' | 'mcp' | 'assistant'
+
+export interface Caller { sub: string, role: Role | null, source: Source }
+
+export interface OperationInput {
+  params: Record<string, string>
+  query: URLSearchParams
+  body: unknown
+  rawBody?: Buffer | null
+  ifMatch?: number
+}
+
+/** Receives the frames of a streaming operation (SSE events over REST, progress notifications over MCP). */
+export type FrameSink = (event: string, data: unknown) => void
+
+export function checkRole (route: Route, role: Role | null): void {
+  const need = route.opts.role ?? 'viewer'
+  if (!hasRole(role, need)) {
+    throw forbidden(`This action needs the ${need} role${role === null ? '; your token carries no known role' : `; you have ${role}`}.`)
+  }
+}
+
+export interface InvokeOptions {
+  req: IncomingMessage
+  res: ServerResponse
+  /** Set by surfaces that cannot hand the handler a response to stream into (MCP). */
+  frames?: FrameSink
+  settle?: () => Promise<void>
+}
+
+/**
+ * Runs a route's operation for a caller. Returns the reply (undefined when a streaming handler
+ * wrote the response itself) and the context the audit trail reads. Throws AppErrors.
+ */
+export async function invoke (route: Route, caller: Caller, input: OperationInput, opts: InvokeOptions, onContext?: (ctx: RequestContext) => void): Promise<Reply | undefined> {
+  const ctx: RequestContext = {
+    req: opts.req,
+    res: opts.res,
+    params: input.params,
+    query: input.query,
+    body: input.body,
+    rawBody: input.rawBody ?? null,
+    user: { sub: caller.sub, role: caller.role },
+    caller,
+    frames: opts.frames,
+    ifMatch: input.ifMatch
+  }
+  onContext?.(ctx)
+  checkRole(route, caller.role)
+  if (route.opts.raw !== true) ctx.body = checkBody(route, ctx.body)
+  const reply = await route.handler(ctx)
+  // A change is answered once this instance serves it (route table, access snapshot).
+  if (reply !== undefined && route.method !== 'GET' && reply.status < 300 && opts.settle !== undefined) await opts.settle().catch(() => {})
+  return reply
+}

@@ -1,0 +1,48 @@
+/**
+ * Production triggers: the workflows that start on their own (cron, broker,
+ * IMAP). Each kind is one `start` function; the supervisor decides which run.
+ */
+import type { Proxy, WorkflowDefinition, WorkflowNode } from '../../common/types.js'
+import type { ExecutionStatus } from '../store/executions.js'
+
+export type TriggerKind = 'cron_trigger' | 'broker_consumer' | 'imap_trigger'
+export const PRODUCTION_TRIGGER_TYPES: readonly TriggerKind[] = ['cron_trigger', 'broker_consumer', 'imap_trigger']
+
+/** Entry kinds that gateway traffic never starts (manual runs come from the builder only). */
+export const NON_GATEWAY_TRIGGER_TYPES: readonly string[] = [...PRODUCTION_TRIGGER_TYPES, 'manual_trigger']
+
+export type TriggerState = 'running' | 'stopped' | 'failing'
+
+/** The definition's entry trigger node (validation guarantees exactly one in a saved definition). */
+export function entryTriggerOf (def: WorkflowDefinition | null): WorkflowNode | undefined {
+  return def?.nodes.find(n => n.type.endsWith('_trigger') || n.type === 'broker_consumer')
+}
+
+export function isProductionKind (type: string | undefined): type is TriggerKind {
+  return (PRODUCTION_TRIGGER_TYPES as readonly string[]).includes(type ?? '')
+}
+
+/** What a running trigger may do: run its workflow once and report how it is doing. */
+export interface TriggerScope {
+  readonly proxy: Proxy
+  readonly node: WorkflowNode
+  readonly kind: TriggerKind
+  readonly instanceId: string
+  /** Aborted when the trigger is stopped or reconfigured. */
+  readonly signal: AbortSignal
+  /** Runs the workflow with this trigger output (`run_id` is added); resolves to the run's status. */
+  run (output: Record<string, unknown>): Promise<{ status: ExecutionStatus | 'rejected', execution_id: string }>
+  /** The trigger listens (or schedules) as it should. */
+  healthy (extra?: { next_slot?: string | null, lag?: number | null, owner?: string | null }): void
+  /** The trigger cannot listen; it keeps retrying. */
+  failing (err: unknown): void
+  /** Called by the heartbeat: proof of life (a stalled trigger stops calling it). */
+  beat (): void
+}
+
+export interface TriggerHandle {
+  /** Resolves once the trigger let go of everything it held (connections, locks). */
+  stop (): Promise<void>
+}
+
+export type StartTrigger = (scope: TriggerScope) => TriggerHandle
