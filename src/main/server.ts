@@ -12,6 +12,8 @@ import { handleEventStream } from './events/sse.js'
 import { createAuth } from './auth/verifier.js'
 import { createManagementServer } from './management/server.js'
 import { createGateway, type Gateway, type ReadyReport } from './gateway/index.js'
+import { createPortal } from './static/portal.js'
+import { builtUiDir, loadStaticFiles } from './static/static-files.js'
 import { registerObservabilityRoutes } from './management/observability-routes.js'
 import { Metrics } from './observability/metrics.js'
 import { RequestLogWriter } from './observability/request-log.js'
@@ -24,6 +26,8 @@ import { createRunner } from './workflows/runner.js'
 import { createTriggerListens } from './workflows/trigger-listen.js'
 import { gatewayWorkflows } from './workflows/listen-gateway.js'
 import { registerWorkflowRunRoutes } from './management/workflow-run-routes.js'
+import { registerTriggerRoutes } from './management/trigger-routes.js'
+import { createTriggers } from './triggers/index.js'
 
 export interface Service {
   gatewayPort: number
@@ -73,27 +77,34 @@ export async function start (config: Readonly<Config>, opts: StartOptions = {}):
     // Half the pool's run slots per proxy by default: a flood on one proxy leaves the other half to the rest.
     defaultLimits: { maxQueue: 100, maxConcurrent: Math.max(2, config.WORKERS * RUNS_PER_WORKER / 2) }
   })
+  const triggers = createTriggers({ store, runner, hub, kv: shared.kv, locks: shared.locks, logger, heartbeatMs: config.TRIGGER_HEARTBEAT_MS })
+  metrics.addSource(() => triggers.prometheus())
   const listens = createTriggerListens({ onChange: () => { pendingReload = routes.reload().catch(() => {}) } })
   const workflows = gatewayWorkflows(runner, listens)
   const secretsKey = await loadSecretsKey({ secretsKey: config.SECRETS_KEY, dataDir: config.DATA_DIR })
   const access: { current: AccessSnapshot } = { current: EMPTY_ACCESS }
+  const portal = createPortal(loadStaticFiles(builtUiDir('portal'), { spa: false }))
   const gateway = createGateway({
-    config, logger, readiness, env, observe, workflows,
+    config, logger, readiness, env, observe, workflows, mount: portal.attach,
     access: { profiles: () => access.current.profiles, policies: () => access.current.policies, limiter: shared.limiter }
   })
   // A proxy awaiting a trigger test-listen capture answers through its workflow even while it is disabled.
-  const routes = routeReloader(store, { setRoutes: (c, p) => { gateway.setRoutes(c, listens.overlay(p)) } }, logger, async () => { access.current = await loadAccessSnapshot(store, secretsKey) })
+  // Every reload also reconciles production triggers: the route table's proxies are exactly the served ones.
+  const routes = routeReloader(store, { setRoutes: (c, p) => { gateway.setRoutes(c, listens.overlay(p)); portal.setRoutes(c, p); void triggers.supervisor.reconcileAll(p) } }, logger, async () => { access.current = await loadAccessSnapshot(store, secretsKey) })
   await routes.reload()
 
   let pendingReload: Promise<void> = Promise.resolve()
   const auth = await createAuth(config, logger)
   const management = createManagementServer({
-    config, logger, store, auth, events: hub, readiness,
+    config, logger, store, auth, readiness, kv: shared.kv,
+    // Changes made here also tell every instance's triggers (spec: trigger synchronisation).
+    events: { publish: e => { hub.publish(e); triggers.notify(e) } },
     onConfigChange: () => { pendingReload = routes.reload().catch(() => {}) },
     settle: async () => { await pendingReload }
   })
   registerObservabilityRoutes(management.router, store, metrics)
   registerWorkflowRunRoutes(management.router, { store, runner, listens })
+  registerTriggerRoutes(management.router, { store, health: triggers.health })
   management.router.add('GET', '/api/v1/events/stream', async ctx => {
     await handleEventStream(ctx.req, ctx.res, hub, { pingIntervalMs: config.SSE_PING_INTERVAL_MS })
     return undefined
@@ -126,6 +137,7 @@ export async function start (config: Readonly<Config>, opts: StartOptions = {}):
   const close = async () => {
     closing ??= (async () => {
       clearInterval(poll)
+      await triggers.close()
       listens.close()
       clearInterval(pruneTimer)
       await Promise.allSettled([gateway.close(), management.close()])

@@ -1,0 +1,153 @@
+/**
+ * The gateway listener on uWebSockets.js: `/livez`, `/readyz`, and one
+ * catch-all route that runs each request through named stages over one
+ * per-request object (GatewayExchange), the way fastify chains its hooks:
+ *
+ *   exchange (copy the head) ─> framing ─> path ─> match ─> access ─> body ─> validate
+ *                                                                              ├─> workflow target
+ *                                                                              └─> forward
+ *
+ * Any stage may answer with an error (x.fail) and stop the chain.
+ */
+import uWS from 'uWebSockets.js'
+import { AppError, badRequest, methodNotAllowed, notFound, payloadTooLarge } from '../../common/errors.js'
+import { createAccessGate } from '../access/gate.js'
+import { checkAccess } from './access.js'
+import { readBody } from './body.js'
+import { GatewayExchange, type GatewayContext } from './exchange.js'
+import { forward } from './forward.js'
+import type { Gateway, GatewayOptions } from './index.js'
+import { compileRouteTable } from './route-table.js'
+import { createHopVerifier, newHopSecret, startTlsListener, type TlsListener } from './tls-listener.js'
+import { UpstreamClient } from './upstream.js'
+import { runWorkflowTarget } from './workflow-target.js'
+
+export function createGateway (opts: GatewayOptions): Gateway {
+  const { config, logger } = opts
+  const env = opts.env ?? Object.freeze({ ...process.env })
+  const warned = new Set<string>()
+  const warn = (msg: string, data: object) => {
+    const key = msg + JSON.stringify(data)
+    if (!warned.has(key)) { warned.add(key); logger.warn(data, msg) }
+  }
+  // Requests relayed by the TLS listener carry this process's secret; nothing else can claim a certificate.
+  const hopSecret = newHopSecret()
+  const ctx: GatewayContext = {
+    config,
+    logger,
+    observe: opts.observe,
+    workflows: opts.workflows,
+    checkAccess: createAccessGate(opts.access),
+    upstream: new UpstreamClient(config.UPSTREAM_KEEPALIVE),
+    verifyHop: createHopVerifier(hopSecret),
+    table: compileRouteTable([], [], env, warn, config.MAX_BODY_BYTES),
+    inFlight: 0,
+    draining: null
+  }
+  const app = uWS.App()
+  let listenSocket: unknown = null
+  let tlsListener: TlsListener | null = null
+  let port = 0
+
+  app.get('/livez', res => { res.writeHeader('content-type', 'application/json').end('{"status":"ok"}') })
+  app.get('/readyz', res => {
+    let aborted = false
+    res.onAborted(() => { aborted = true })
+    opts.readiness().catch((err: Error) => ({ ok: false, checks: { service: err.message } })).then(r => {
+      if (aborted) return
+      res.cork(() => {
+        res.writeStatus(r.ok ? '200 OK' : '503 Service Unavailable').writeHeader('content-type', 'application/json')
+          .end(JSON.stringify({ status: r.ok ? 'ready' : 'not_ready', checks: r.checks }))
+      })
+    })
+  })
+  opts.mount?.(app)
+  app.any('/*', (res, req) => { handleRequest(new GatewayExchange(ctx, res, req)) })
+
+  return {
+    get inFlight () { return ctx.inFlight },
+    setRoutes (collections, proxies) {
+      // Built aside and swapped in one assignment: a request sees the old table or the new, never a mix.
+      ctx.table = compileRouteTable(collections, proxies, env, warn, config.MAX_BODY_BYTES)
+    },
+    async listen () {
+      port = await new Promise<number>((resolve, reject) => {
+        app.listen(config.HOST, config.PORT, ls => {
+          if (ls === false) { reject(new Error(`The gateway could not listen on ${config.HOST}:${config.PORT}.`)); return }
+          listenSocket = ls
+          resolve(uWS.us_socket_local_port(ls))
+        })
+      })
+      if (config.TLS_CERT !== '' && config.TLS_KEY !== '') {
+        tlsListener = await startTlsListener({
+          cert: config.TLS_CERT, key: config.TLS_KEY, ca: config.TLS_CA, host: config.HOST, port: config.TLS_PORT,
+          inner: () => ({ host: loopbackFor(config.HOST), port }), secret: hopSecret, logger
+        })
+      }
+      return { port, tlsPort: tlsListener?.port ?? null }
+    },
+    async close () {
+      tlsListener?.stop()
+      if (listenSocket !== null) { uWS.us_listen_socket_close(listenSocket as any); listenSocket = null }
+      if (ctx.inFlight > 0) {
+        await new Promise<void>(resolve => {
+          const timer = setTimeout(resolve, config.SHUTDOWN_TIMEOUT_MS)
+          ctx.draining = () => { clearTimeout(timer); resolve() }
+        })
+      }
+      await tlsListener?.close()
+      tlsListener = null
+      app.close()
+      ctx.upstream.close()
+    }
+  }
+}
+
+/** The stages up to the body; each returns having answered, or hands on. */
+function handleRequest (x: GatewayExchange): void {
+  // Request smuggling: conflicting or repeated framing is refused outright.
+  if (x.clCount > 1 || x.contentLength === -2 || x.teCount > 1 || (x.te !== null && x.te !== 'chunked')) { x.fail(badRequest('The request framing is ambiguous or invalid (Content-Length / Transfer-Encoding).')); return }
+  const url = x.url
+  const segments = url.length > 1 ? url.slice(1).split('/') : []
+  for (let i = 0; i < segments.length; i++) {
+    const s = segments[i]
+    if (s === '..' || s === '.' || (s.includes('%') && unsafeSegment(s))) { x.fail(badRequest('The request path contains dot segments or encoded separators.')); return }
+  }
+  const m = x.ctx.table.match(x.method, segments)
+  if (m === null) { x.fail(notFound(`No published API matches ${x.method} ${url}.`)); return }
+  if ('allow' in m) { x.fail(methodNotAllowed(m.allow, `${x.method} is not allowed here; use ${m.allow.join(', ')}.`)); return }
+  x.match = m
+  const route = m.route
+  x.bytesIn = x.contentLength > 0 ? x.contentLength : 0
+  if (x.hasBody && !route.streaming && x.contentLength > route.maxBodyBytes) { x.fail(payloadTooLarge(`The request body is larger than ${route.maxBodyBytes} bytes.`)); return }
+  if (!checkAccess(x)) return
+  readBody(x, proceed)
+}
+
+/** Validation (when the proxy declares parameters or a schema), then the route's target. False when refused. */
+function proceed (x: GatewayExchange, body: Buffer | null): boolean {
+  const { route, params } = x.match!
+  let q = x.query
+  const validator = route.validator
+  if (validator !== null) {
+    const r = validator.validate({ method: x.method, params, paramNames: route.paramNames, query: q, contentType: x.contentType, body })
+    if (r instanceof AppError) { x.fail(r); return false }
+    q = r.query
+  }
+  if (route.workflow !== null) runWorkflowTarget(x, q, body)
+  else forward(x, q, body)
+  return true
+}
+
+/** The address this process reaches its own uWS listener at (wildcards become loopback). */
+function loopbackFor (host: string): string {
+  if (host === '0.0.0.0' || host === '') return '127.0.0.1'
+  if (host === '::' || host === '[::]') return '::1'
+  return host
+}
+
+function unsafeSegment (s: string): boolean {
+  let d: string
+  try { d = decodeURIComponent(s) } catch { return true }
+  return d === '.' || d === '..' || d.includes('/') || d.includes('\\') || d.includes('\0')
+}
