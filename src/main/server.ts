@@ -13,6 +13,8 @@ import { handleEventStream } from './events/sse.js'
 import { createAuth } from './auth/verifier.js'
 import { createManagementServer } from './management/server.js'
 import { createGateway, type Gateway, type ReadyReport } from './gateway/index.js'
+import { createPortal } from './static/portal.js'
+import { builtUiDir, loadStaticFiles } from './static/static-files.js'
 import { registerObservabilityRoutes } from './management/observability-routes.js'
 import { Metrics } from './observability/metrics.js'
 import { RequestLogWriter } from './observability/request-log.js'
@@ -87,13 +89,14 @@ export async function start (config: Readonly<Config>, opts: StartOptions = {}):
   const workflows = gatewayWorkflows(runner, listens)
   const secretsKey = await loadSecretsKey({ secretsKey: config.SECRETS_KEY, dataDir: config.DATA_DIR })
   const access: { current: AccessSnapshot } = { current: EMPTY_ACCESS }
+  const portal = createPortal(loadStaticFiles(builtUiDir('portal'), { spa: false }))
   const gateway = createGateway({
-    config, logger, readiness, env, observe, workflows,
+    config, logger, readiness, env, observe, workflows, mount: portal.attach,
     access: { profiles: () => access.current.profiles, policies: () => access.current.policies, limiter: shared.limiter }
   })
   // A proxy awaiting a trigger test-listen capture answers through its workflow even while it is disabled.
   // Every reload also reconciles production triggers: the route table's proxies are exactly the served ones.
-  const routes = routeReloader(store, { setRoutes: (c, p) => { gateway.setRoutes(c, listens.overlay(p)); void triggers.supervisor.reconcileAll(p) } }, logger, async () => { access.current = await loadAccessSnapshot(store, secretsKey) })
+  const routes = routeReloader(store, { setRoutes: (c, p) => { gateway.setRoutes(c, listens.overlay(p)); portal.setRoutes(c, p); void triggers.supervisor.reconcileAll(p) } }, logger, async () => { access.current = await loadAccessSnapshot(store, secretsKey) })
   await routes.reload()
 
   let pendingReload: Promise<void> = Promise.resolve()

@@ -63,6 +63,7 @@ export function createGateway (opts: GatewayOptions): Gateway {
       })
     })
   })
+  opts.mount?.(app)
   app.any('/*', (res, req) => { handleRequest(new GatewayExchange(ctx, res, req)) })
 
   return {
