@@ -33,6 +33,10 @@ export function applyPolicy (limiter: RateLimiter, policy: PolicySnapshot | unde
     const r = rl === null ? null : sync.hit(rlKey, rl.requests, rl.per_seconds)
     return decide(policy, r, r === null || r.allowed ? (q === null ? null : sync.hitQuota(qKey, q.requests, q.period)) : null)
   }
+  if (rl !== null && q !== null && limiter.hitPolicy !== undefined) {
+    return limiter.hitPolicy({ key: rlKey, limit: rl.requests, windowSeconds: rl.per_seconds }, { key: qKey, limit: q.requests, period: q.period })
+      .then(([r, qr]) => decide(policy, r, qr))
+  }
   return (async () => {
     const r = rl === null ? null : await limiter.hit(rlKey, rl.requests, rl.per_seconds)
     // A refused rate limit does not spend quota.

@@ -28,6 +28,23 @@ if cur + cost > tonumber(ARGV[2]) then return {0, cur, ttl} end
 cur = redis.call('INCRBY', KEYS[1], cost)
 if ttl < 0 then redis.call('PEXPIRE', KEYS[1], ARGV[3]) ttl = tonumber(ARGV[3]) end
 return {1, cur, ttl}`)
+// The HIT script on KEYS[1] (rate), then, only when admitted, on KEYS[2] (quota): one round trip for
+// a policy with both. ARGV cost, rate limit, rate ttl ms, quota limit, quota ttl ms.
+// Returns {admitted, count, pttl} for the rate, then the same for the quota ({-1, 0, 0}: not counted).
+const HIT_POLICY = defineScript(`
+local cost = tonumber(ARGV[1])
+local function hit (key, limit, ttlms)
+  local cur = tonumber(redis.call('GET', key) or '0')
+  local ttl = redis.call('PTTL', key)
+  if cur + cost > limit then return 0, cur, ttl end
+  cur = redis.call('INCRBY', key, cost)
+  if ttl < 0 then redis.call('PEXPIRE', key, ttlms) ttl = ttlms end
+  return 1, cur, ttl
+end
+local a1, c1, t1 = hit(KEYS[1], tonumber(ARGV[2]), tonumber(ARGV[3]))
+if a1 == 0 then return {a1, c1, t1, -1, 0, 0} end
+local a2, c2, t2 = hit(KEYS[2], tonumber(ARGV[4]), tonumber(ARGV[5]))
+return {a1, c1, t1, a2, c2, t2}`)
 const ADD = defineScript(`
 redis.call('INCRBY', KEYS[1], ARGV[1])
 if redis.call('PTTL', KEYS[1]) < 0 then redis.call('PEXPIRE', KEYS[1], ARGV[2]) end
@@ -101,21 +118,41 @@ export function createRedisLimiter (redis: Redis, logger: Logger, opts: RedisLim
     }
   }
 
-  return {
+  const rateResult = (limit: number, r: { allowed: boolean, count: number, ttl: number }): HitResult =>
+    ({ allowed: r.allowed, remaining: Math.max(0, limit - r.count), resetSeconds: Math.ceil(r.ttl / 1000) })
+  const quotaResult = (rkey: string, limit: number, endMs: number, now: number, r: { allowed: boolean, count: number }): HitResult => {
+    remember(rkey, r.count)
+    return { allowed: r.allowed, remaining: Math.max(0, limit - r.count), resetSeconds: secondsUntil(endMs, now) }
+  }
+
+  const limiter: RateLimiter = {
     async hit (key, limit, windowSeconds, cost = 1) {
       const r = await viaRedis(`${opts.keyPrefix}rate:${key}`, limit, cost, windowSeconds * 1000)
       if (r === undefined) return await local.hit(key, limit, windowSeconds, cost)
-      return { allowed: r.allowed, remaining: Math.max(0, limit - r.count), resetSeconds: Math.ceil(r.ttl / 1000) }
+      return rateResult(limit, r)
+    },
+    async hitPolicy (rate, quota) {
+      const now = clock()
+      const { stamp, endMs } = quotaPeriod(quota.period, now)
+      const rkey = `${opts.keyPrefix}quota:${quota.key}:${stamp}`
+      if (!down) {
+        try {
+          const [a1, c1, t1, a2, c2] = await runScript(redis, HIT_POLICY, [`${opts.keyPrefix}rate:${rate.key}`, rkey],
+            [1, rate.limit, rate.windowSeconds * 1000, quota.limit, endMs - now + QUOTA_GRACE_MS]) as number[]
+          const r = rateResult(rate.limit, { allowed: a1 === 1, count: c1, ttl: t1 < 0 ? rate.windowSeconds * 1000 : t1 })
+          return [r, a2 === -1 ? null : quotaResult(rkey, quota.limit, endMs, now, { allowed: a2 === 1, count: c2 })]
+        } catch (err) { fail(err) }
+      }
+      // Redis down: the two counters in turn, answered locally as hit() and hitQuota() are.
+      const r = await limiter.hit(rate.key, rate.limit, rate.windowSeconds)
+      return [r, r.allowed ? await limiter.hitQuota(quota.key, quota.limit, quota.period) : null]
     },
     async hitQuota (key, limit, period, cost = 1) {
       const now = clock()
       const { stamp, endMs } = quotaPeriod(period, now)
       const rkey = `${opts.keyPrefix}quota:${key}:${stamp}`
       const r = await viaRedis(rkey, limit, cost, endMs - now + QUOTA_GRACE_MS)
-      if (r !== undefined) {
-        remember(rkey, r.count)
-        return { allowed: r.allowed, remaining: Math.max(0, limit - r.count), resetSeconds: secondsUntil(endMs, now) }
-      }
+      if (r !== undefined) return quotaResult(rkey, limit, endMs, now, r)
       const p = pending.get(rkey) ?? { cost: 0, expireAt: endMs + QUOTA_GRACE_MS }
       const count = (known.get(rkey) ?? 0) + p.cost
       const result: HitResult = { allowed: count + cost <= limit, remaining: 0, resetSeconds: secondsUntil(endMs, now) }
@@ -127,4 +164,5 @@ export function createRedisLimiter (redis: Redis, logger: Logger, opts: RedisLim
       return result
     }
   }
+  return limiter
 }

@@ -43,6 +43,12 @@ export interface RateLimiter {
   /** Quota per UTC calendar day or month. */
   hitQuota (key: string, limit: number, period: QuotaPeriod, cost?: number): Promise<HitResult>
   /**
+   * A rate-limit hit and, when it is admitted, a quota hit, in one step (Redis: one round trip
+   * instead of two); the same results as hit() then hitQuota(), and a refused rate limit spends
+   * no quota (its quota result is null). Optional: without it the two are called in turn.
+   */
+  hitPolicy?(rate: { key: string, limit: number, windowSeconds: number }, quota: { key: string, limit: number, period: QuotaPeriod }): Promise<[HitResult, HitResult | null]>
+  /**
    * The same counters answered synchronously, when the limiter needs no I/O (memory):
    * the gateway then decides within the request's own callback, without a promise hop.
    */

@@ -61,3 +61,21 @@ t.test('redis: a parallel burst from two instances admits exactly the limit', as
   t.equal(r1.filter(r => r.allowed).length, L)
   t.equal(r2.filter(r => r.allowed).length, L)
 })
+
+t.test('redis: a policy hit (rate limit then quota in one round trip) answers as hit() then hitQuota() do', async t => {
+  const { redis, prefix, logger } = await testRedis(t, 'policy')
+  const l = createRedisLimiter(redis, logger, { keyPrefix: prefix })
+  const both = async (rateLimit: number, quotaLimit: number, key: string) =>
+    await l.hitPolicy!({ key: `r-${key}`, limit: rateLimit, windowSeconds: 60 }, { key: `q-${key}`, limit: quotaLimit, period: 'month' })
+  // Quota tighter than the rate limit: the third hit passes the rate limit and is refused by the quota.
+  const a = [await both(5, 2, 'a'), await both(5, 2, 'a'), await both(5, 2, 'a')]
+  t.same(a.map(([r, q]) => [r.allowed, q?.allowed]), [[true, true], [true, true], [true, false]])
+  t.same(a.map(([r, q]) => [r.remaining, q?.remaining]), [[4, 1], [3, 0], [2, 0]])
+  t.ok(a[0][1]!.resetSeconds > 0 && a[0][0].resetSeconds <= 60)
+  // Rate limit tighter: a refused rate limit spends no quota.
+  const b = [await both(1, 10, 'b'), await both(1, 10, 'b'), await both(1, 10, 'b')]
+  t.same(b.map(([r, q]) => [r.allowed, q?.allowed ?? null]), [[true, true], [false, null], [false, null]])
+  t.same((await l.hitQuota('q-b', 10, 'month')).remaining, 8, 'only the admitted hit counted against the quota')
+  // The same counters as the separate calls.
+  t.equal((await l.hit('r-a', 5, 60)).remaining, 1)
+})
