@@ -11,12 +11,18 @@ export const node = (id: string, type: string, settings: Record<string, unknown>
 export const edge = (source: string, target: string) => ({ id: `${source}-${target}`, source, target })
 export const sleep = async (ms: number) => await new Promise(resolve => setTimeout(resolve, ms))
 
-/** `count` instances on one store of `kind`; env applies to all (CACHE_TYPE=redis shares state through Redis). */
-export async function cluster (t: T, kind: StoreKind, count: number, env: Record<string, string> = {}): Promise<WorkflowService[]> {
+/** Starts instances on one store of `kind` (and one Redis key prefix); env applies to all. */
+export async function instances (t: T, kind: StoreKind, env: Record<string, string> = {}): Promise<() => Promise<WorkflowService>> {
   const store = await storeConfig(t, kind)
   const keyPrefix = uniquePrefix('triggers')
+  return async () => await startService(t, kind, { CONFIG_POLL_INTERVAL_MS: '200', TRIGGER_HEARTBEAT_MS: '500', ...env }, { store, keyPrefix })
+}
+
+/** `count` instances on one store of `kind`; env applies to all (CACHE_TYPE=redis shares state through Redis). */
+export async function cluster (t: T, kind: StoreKind, count: number, env: Record<string, string> = {}): Promise<WorkflowService[]> {
+  const more = await instances(t, kind, env)
   const out: WorkflowService[] = []
-  for (let i = 0; i < count; i++) out.push(await startService(t, kind, { CONFIG_POLL_INTERVAL_MS: '200', TRIGGER_HEARTBEAT_MS: '500', ...env }, { store, keyPrefix }))
+  for (let i = 0; i < count; i++) out.push(await more())
   return out
 }
 

@@ -8,6 +8,9 @@
 import t, { type Test } from 'tap'
 import { backend, cluster, edge, node, publishedProxy, sleep, triggerRuns } from './cluster.js'
 
+// Generous: these tests start whole services and real servers on a machine that may be loaded.
+t.setTimeout(300_000)
+
 const cronWorkflow = (delayMs = 0) => ({
   nodes: [
     node('tick', 'cron_trigger', { cron_expression: '* * * * * *', timezone: 'Europe/Paris' }),
