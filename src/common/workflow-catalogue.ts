@@ -24,6 +24,20 @@ export interface NodeDescription {
   wiring_hint: string
 }
 
+/** `runtime_settings` of a definition: the save route and the collection file share it, so an export imports back. */
+export const RUNTIME_SETTINGS_SCHEMA = {
+  type: 'object',
+  additionalProperties: false,
+  properties: {
+    timeout_ms: { type: 'integer', minimum: 1, maximum: 3_600_000 },
+    save_on_success: { type: 'boolean' },
+    save_on_error: { type: 'boolean' },
+    /** Per-proxy mailbox: runs in flight at once, and runs waiting beyond those. */
+    max_concurrency: { type: 'integer', minimum: 1, maximum: 1000 },
+    max_queue: { type: 'integer', minimum: 0, maximum: 10_000 }
+  }
+}
+
 /** A setting whose whole value is one `{{ }}` expression. */
 const expr = { type: 'string', pattern: '^\\s*\\{\\{[\\s\\S]*\\}\\}\\s*$', description: 'a {{ }} expression' }
 // Form inputs often send numbers as text: digits are accepted (the engine converts them).
@@ -200,4 +214,46 @@ export function sourceHandlesOf (node: { type: string, settings?: Record<string,
   const d = BY_TYPE.get(node.type)
   if (d === undefined || d.supported_source_handles.length === 0) return null
   return { handles: d.supported_source_handles, required: d.requires_source_handle }
+}
+
+/** The layout of a workflow definition (CONVENTIONS.md): saves, validation and the collection file all read it. */
+export const WORKFLOW_DEFINITION_SCHEMA = {
+  type: 'object',
+  additionalProperties: false,
+  required: ['nodes', 'edges'],
+  properties: {
+    nodes: {
+      type: 'array',
+      maxItems: 500,
+      items: {
+        type: 'object',
+        additionalProperties: false,
+        required: ['id', 'name', 'type'],
+        properties: {
+          id: { type: 'string', minLength: 1, maxLength: 100 },
+          name: { type: 'string', minLength: 1, maxLength: 200 },
+          type: { type: 'string', enum: NODE_TYPE_NAMES },
+          settings: { type: 'object', default: {} },
+          position: { type: 'object', properties: { x: { type: 'number' }, y: { type: 'number' } } }
+        }
+      }
+    },
+    edges: {
+      type: 'array',
+      maxItems: 2000,
+      items: {
+        type: 'object',
+        additionalProperties: false,
+        required: ['source', 'target'],
+        properties: {
+          id: { type: 'string', maxLength: 200 },
+          source: { type: 'string', minLength: 1 },
+          target: { type: 'string', minLength: 1 },
+          sourceHandle: { type: ['string', 'null'] },
+          targetHandle: { type: ['string', 'null'] }
+        }
+      }
+    },
+    runtime_settings: RUNTIME_SETTINGS_SCHEMA
+  }
 }

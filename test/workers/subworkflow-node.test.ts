@@ -48,3 +48,32 @@ t.test('a sub-workflow inside a loop runs once per item', async t => {
   const r = await runWorkflow(task(def, { trigger_output: { list: [{ n: 1 }, { n: 2 }] }, subworkflows: { double } }))
   t.same(r.response?.body, { items: [{ output: { doubled: 2 } }, { output: { doubled: 4 } }] })
 })
+
+// Ten calls per level, five levels: 111,110 sub-runs without a budget shared across levels.
+const TEN = { list: [1, 2, 3, 4, 5, 6, 7, 8, 9, 10] }
+const fanOut = (id: string, extra: WorkflowDefinition['nodes'] = []): WorkflowDefinition => ({
+  nodes: [
+    { id: 't', name: 'trigger', type: 'manual_trigger', settings: {} },
+    { id: 'l', name: 'each', type: 'loop_node', settings: { items: '{{ trigger.list }}' } },
+    { id: 'x', name: 'again', type: 'execute_subworkflow', settings: { workflow_id: id, input: '{{ trigger }}' } },
+    ...extra
+  ],
+  edges: [{ id: '1', source: 't', target: 'l' }, { id: '2', source: 'l', target: 'x', sourceHandle: 'loop' }, { id: '3', source: 'x', target: 'l' }]
+})
+
+t.test('one run cannot take the worker: sub-runs across all levels share one budget', async t => {
+  const started = Date.now()
+  const levels = { w1: fanOut('w2'), w2: fanOut('w3'), w3: fanOut('w4'), w4: fanOut('w5'), w5: chain([{ id: 's', name: 's', type: 'set_node', settings: { values: { ok: true } } }]) }
+  const r = await runWorkflow(task(fanOut('w1'), { trigger_output: TEN, subworkflows: levels, deadline: Date.now() + 30_000 }))
+  t.equal(r.status, 'error')
+  t.match(r.error?.message, /^The run started more than 1000 sub-workflow runs/, 'the budget message, not wrapped once per level')
+  t.ok(Date.now() - started < 30_000, 'stopped by the budget, well before the deadline')
+})
+
+t.test('the deadline stops sub-runs at every level', async t => {
+  const slow: WorkflowDefinition = chain([{ id: 'd', name: 'wait', type: 'delay_node', settings: { delay_ms: 20_000 } }])
+  const started = Date.now()
+  const r = await runWorkflow(task(fanOut('mid'), { trigger_output: TEN, subworkflows: { mid: chain([call('slow')]), slow }, deadline: Date.now() + 300 }))
+  t.equal(r.status, 'timeout')
+  t.ok(Date.now() - started < 10_000, `ended near the deadline (${Date.now() - started} ms), not after the sub-run's delay`)
+})

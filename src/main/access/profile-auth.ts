@@ -36,7 +36,8 @@ export interface ProfileSnapshot {
 }
 
 export interface CallIdentity {
-  collectionId: string
+  /** The collection called; null for the gateway MCP endpoint, which belongs to no collection. */
+  collectionId: string | null
   method: string
   authorization: string | undefined
   clientId: string | undefined
@@ -152,8 +153,8 @@ export function createProfileAuthenticator () {
   /** What the credentials being right still leaves to check: client status, collection, method, address. */
   const admit = (p: ProfileSnapshot, call: CallIdentity): Principal | AppError => {
     if (p.client_status !== 'active') return forbidden('This client is suspended.')
-    if (!p.collection_ids.includes(call.collectionId)) return forbidden('This profile may not call this API.')
-    if (p.allowed_methods !== null && p.allowed_methods.length > 0 && !p.allowed_methods.includes(call.method)) {
+    if (call.collectionId !== null && !p.collection_ids.includes(call.collectionId)) return forbidden('This profile may not call this API.')
+    if (call.collectionId !== null && p.allowed_methods !== null && p.allowed_methods.length > 0 && !p.allowed_methods.includes(call.method)) {
       return forbidden(`This profile may not use ${call.method} here.`)
     }
     if (p.ip_allowlist !== null && p.ip_allowlist.length > 0 && !p.ip_allowlist.some(c => cidrContains(c, call.remoteIp))) {

@@ -3,6 +3,7 @@
  * unknown fields are refused so that a typo is reported instead of silently dropped.
  * Optional fields get their defaults (ajv `useDefaults`).
  */
+import { WORKFLOW_DEFINITION_SCHEMA } from '../../common/workflow-catalogue.js'
 import { EXPORT_FORMAT, EXPORT_FORMAT_VERSION } from './export-file.js'
 
 export const IMPORT_LIMITS = {
@@ -15,7 +16,6 @@ export const IMPORT_LIMITS = {
 }
 
 const text = (maxLength: number, minLength = 0) => ({ type: 'string', minLength, maxLength })
-const id = text(128, 1)
 
 const header = {
   type: 'object',
@@ -43,46 +43,9 @@ const parameter = {
   }
 }
 
-const workflow = {
-  type: ['object', 'null'],
-  required: ['nodes', 'edges'],
-  additionalProperties: false,
-  properties: {
-    nodes: {
-      type: 'array',
-      maxItems: IMPORT_LIMITS.nodesPerWorkflow,
-      items: {
-        type: 'object',
-        required: ['id', 'name', 'type'],
-        additionalProperties: false,
-        properties: {
-          id,
-          name: text(256, 1),
-          type: text(64, 1),
-          settings: { type: 'object', default: {} },
-          position: {
-            type: 'object', required: ['x', 'y'], additionalProperties: false, properties: { x: { type: 'number' }, y: { type: 'number' } }
-          }
-        }
-      }
-    },
-    edges: {
-      type: 'array',
-      maxItems: IMPORT_LIMITS.edgesPerWorkflow,
-      items: {
-        type: 'object',
-        required: ['id', 'source', 'target'],
-        additionalProperties: false,
-        properties: { id, source: id, target: id, sourceHandle: { type: ['string', 'null'], maxLength: 128 }, targetHandle: { type: ['string', 'null'], maxLength: 128 } }
-      }
-    },
-    runtime_settings: {
-      type: 'object',
-      additionalProperties: false,
-      properties: { timeout_ms: { type: 'integer', minimum: 1 }, save_on_success: { type: 'boolean' }, save_on_error: { type: 'boolean' } }
-    }
-  }
-}
+// Exactly the layout the save route accepts (position, ids without a fixed shape, edges
+// without id, every runtime setting), so a file written by an export always imports back.
+const workflow = { ...WORKFLOW_DEFINITION_SCHEMA, type: ['object', 'null'] }
 
 const proxy = {
   type: 'object',

@@ -23,6 +23,7 @@ export interface Config {
   CACHE_TYPE: 'memory' | 'redis'
   REDIS_URL: string
   LOG_LEVEL: 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent'
+  LOG_FORMAT: 'auto' | 'json' | 'pretty'
   WORKERS: number
   OUTBOUND_ALLOWLIST: string[]
   OIDC_ISSUER: string
@@ -65,6 +66,7 @@ const VARS: Record<keyof Config, VarSpec> = {
   CACHE_TYPE: { type: 'string', default: 'memory', enum: ['memory', 'redis'], accepts: 'memory or redis' },
   REDIS_URL: { type: 'string', default: 'redis://127.0.0.1:6379', pattern: '^rediss?://.+', accepts: 'a redis:// URL' },
   LOG_LEVEL: { type: 'string', default: 'info', enum: ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'], accepts: 'fatal, error, warn, info, debug, trace or silent' },
+  LOG_FORMAT: { type: 'string', default: 'auto', enum: ['auto', 'json', 'pretty'], accepts: 'auto (pretty when stdout is a terminal, else JSON), json or pretty' },
   WORKERS: { type: 'integer', default: Math.max(1, os.availableParallelism() - 1), minimum: 1, maximum: 256, accepts: 'an integer 1-256' },
   OUTBOUND_ALLOWLIST: { type: 'string', default: '', accepts: 'comma-separated host names or CIDRs' },
   OIDC_ISSUER: { type: 'string', default: '', pattern: '^(|https?://.+)$', accepts: 'an http(s) issuer URL' },

@@ -46,7 +46,8 @@ function readHeader (k: string, v: string): void {
   switch (k) {
     case 'content-type': x.contentType = v; break
     case 'content-length': x.clCount++; x.contentLength = /^\d{1,15}$/.test(v) ? Number(v) : -2; break
-    case 'transfer-encoding': x.te = v.toLowerCase(); break
+    // Compared as sent: the HTTP layer reads only a literal 'chunked' as chunked, so 'CHUNKED' is refused rather than forwarded as a body it never reads.
+    case 'transfer-encoding': x.teCount++; x.te = v; break
     case 'host': x.host = v; break
     case 'x-forwarded-for': x.xff = x.xff === null ? v : `${x.xff}, ${v}`; break
     case 'x-request-id': x.requestId = REQUEST_ID.test(v) ? v : null; break
@@ -71,6 +72,7 @@ export class GatewayExchange {
   contentLength = -1
   clCount = 0
   te: string | null = null
+  teCount = 0
   host = ''
   xff: string | null = null
   requestId: string | null = null
@@ -96,6 +98,7 @@ export class GatewayExchange {
   upstreamStart = 0
   bytesIn = 0
   bytesOut = 0
+  private failureLogged = false
 
   constructor (readonly ctx: GatewayContext, readonly res: uWS.HttpResponse, req: uWS.HttpRequest) {
     ctx.inFlight++
@@ -142,11 +145,20 @@ export class GatewayExchange {
     if (this.closed) return
     this.status = err.status
     const body = JSON.stringify(errorBody(err, { request_id: this.rid }))
-    this.res.cork(() => {
-      this.writeHead(err.status, '', err.headers === undefined ? NO_HEADERS : Object.entries(err.headers), 'application/json')
-      // A client sending a refused body is cut off; the TLS relay is not (it must read the answer, and the rest is discarded).
-      this.res.end(body, (err.status === 400 || err.status === 413) && this.proto === 'http')
-    })
+    // A client sending a refused body is cut off; the TLS relay is not (it must read the answer, and the rest is discarded).
+    const close = (err.status === 400 || err.status === 413) && this.proto === 'http'
+    const answer = (): void => {
+      if (this.aborted) return
+      this.res.cork(() => {
+        this.writeHead(err.status, '', err.headers === undefined ? NO_HEADERS : Object.entries(err.headers), 'application/json')
+        this.res.end(body, close)
+      })
+    }
+    // Desync guard: answered inside the handler, uWS would close only after parsing the rest of
+    // the read, so bytes pipelined behind a refused request would run as a request of their own.
+    // Left pending for one turn, any such bytes make uWS close the connection unanswered instead.
+    if (close) setImmediate(answer)
+    else answer()
     this.finish(null)
   }
 
@@ -158,6 +170,23 @@ export class GatewayExchange {
       if (err !== null) this.fail(err)
       else go()
     })
+  }
+
+  /**
+   * Why a request ended in a 502, 504 or failed workflow run, at warn and once per request (the
+   * access line carries only the status). Names the route and the backend's origin, never
+   * headers, query or credentials.
+   */
+  warnFailure (status: number, reason: string, data: Record<string, unknown> = {}): void {
+    if (this.failureLogged) return
+    this.failureLogged = true
+    const route = this.match?.route
+    const up = route?.upstream
+    this.ctx.logger.warn({
+      request_id: this.rid, method: this.method, path: this.url, status, route: route?.name ?? null,
+      collection_id: route?.collection.id, proxy_id: route?.proxy.id,
+      upstream: route === undefined ? null : route.workflow !== null ? 'workflow' : `${up!.protocol}//${up!.hostHeader}`, ...data
+    }, reason)
   }
 
   /** The request is over: access log, request record, in-flight count. Runs once. */

@@ -25,17 +25,24 @@ import type { Logger } from '../logger.js'
 export const TLS_HOP_HEADER = 'x-gatehouse-tls'
 
 /** What the hop header carries once its secret is checked. */
-export interface TlsHop { fingerprint: string | null, remoteIp: string }
+export interface TlsHop { fingerprint: string | null, remoteIp: string, proto: 'http' | 'https' }
 
-/** Verifies hop headers: returns the hop, or null when the header is forged or malformed. */
+/**
+ * Verifies hop headers: returns the hop, or null when the header is forged or malformed.
+ * A fourth word `http` marks a hop from the gateway MCP relaying a plain-HTTP caller.
+ */
 export function createHopVerifier (secret: string): (value: string) => TlsHop | null {
   return value => {
     const parts = value.split(' ')
     // Constant-time enough: the secret is compared in one go, and a forged value gains nothing from timing.
-    if (parts.length !== 3 || parts[0].length !== secret.length || !safeEqual(parts[0], secret)) return null
-    return { fingerprint: parts[1] === '-' ? null : parts[1], remoteIp: parts[2] }
+    if ((parts.length !== 3 && parts.length !== 4) || parts[0].length !== secret.length || !safeEqual(parts[0], secret)) return null
+    return { fingerprint: parts[1] === '-' ? null : parts[1], remoteIp: parts[2], proto: parts[3] === 'http' ? 'http' : 'https' }
   }
 }
+
+/** The hop header value for a caller (the TLS listener's relay, or the gateway MCP calling this gateway). */
+export const hopValue = (secret: string, fingerprint: string | null | undefined, remoteIp: string, proto: 'http' | 'https'): string =>
+  `${secret} ${fingerprint ?? '-'} ${remoteIp}${proto === 'http' ? ' http' : ''}`
 
 function safeEqual (a: string, b: string): boolean {
   let diff = 0
@@ -105,7 +112,7 @@ export async function startTlsListener (o: TlsListenerOptions): Promise<TlsListe
       const prev = headers[k]
       headers[k] = prev === undefined ? raw[i + 1] : Array.isArray(prev) ? [...prev, raw[i + 1]] : [String(prev), raw[i + 1]]
     }
-    headers[TLS_HOP_HEADER] = `${o.secret} ${fingerprintOf(socket)} ${socket.remoteAddress ?? '-'}`
+    headers[TLS_HOP_HEADER] = hopValue(o.secret, fingerprintOf(socket), socket.remoteAddress ?? '-', 'https')
     const { host, port } = o.inner()
     const hop = http.request({ host, port, method: req.method, path: req.url, headers, agent, setHost: false })
     let answered = false

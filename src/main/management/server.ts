@@ -25,7 +25,10 @@ import { createAuditTrail, type AuditTrail } from './audit-trail.js'
 import type { KeyValueCache } from '../cache/types.js'
 import { createMemoryKv } from '../cache/memory-kv.js'
 import { createManagementMcp } from '../mcp/management-mcp.js'
+import { managementOpenApi } from './openapi.js'
 import { createMcpSessions } from '../mcp/sessions.js'
+import { builtUiDir, loadStaticFiles, type StaticFiles } from '../static/static-files.js'
+import { consoleResponder } from '../static/console-files.js'
 
 export interface ReadyReport { ok: boolean, checks: Record<string, string> }
 
@@ -41,6 +44,8 @@ export interface ManagementDeps {
   settle?: () => Promise<void>
   /** Where management MCP sessions live (the shared cache: Redis when CACHE_TYPE=redis); default one instance's memory. */
   kv?: KeyValueCache
+  /** The built management console served at / (default: dist/ui/console when built). */
+  consoleFiles?: StaticFiles
 }
 
 export interface ManagementServer {
@@ -90,6 +95,8 @@ export function createManagementServer (deps: ManagementDeps): ManagementServer 
   const mcpPath = `/api/v1${deps.config.MANAGEMENT_MCP_PATH.replace(/\/+$/, '')}`
   // The MCP checks its own credentials (OIDC bearer only) and answers in JSON-RPC; each tool call is audited as itself.
   for (const method of ['POST', 'GET', 'DELETE']) router.add(method, mcpPath, async ctx => { await mcp.handle(ctx.req, ctx.res); return undefined }, { public: true, audit: false })
+  let openApi: Record<string, unknown> | null = null
+  router.add('GET', '/api/v1/openapi.json', async () => ({ status: 200, body: (openApi ??= managementOpenApi(router, { mcpPath })) }), { role: 'viewer' })
   registerImportExportRoutes(router, deps) // before the collection routes: '/collections/export' is not an ':id'
   registerCollectionRoutes(router, deps)
   registerProxyRoutes(router, deps)
@@ -99,7 +106,13 @@ export function createManagementServer (deps: ManagementDeps): ManagementServer 
   registerAccessRoutes(router, deps)
   registerAuditRoutes(router, deps)
 
-  const server = http.createServer((req, res) => { handle(router, deps, audit, req, res).catch(() => {}) })
+  const serveConsole = consoleResponder(deps.consoleFiles ?? loadStaticFiles(builtUiDir('console'), { spa: true }), (method, path) => {
+    try { router.find(method, path); return true } catch { return false }
+  })
+  const server = http.createServer((req, res) => {
+    if (serveConsole(req, res)) return
+    handle(router, deps, audit, req, res).catch(() => {})
+  })
   server.keepAliveTimeout = 5000
   server.headersTimeout = 30_000
 
@@ -167,7 +180,10 @@ async function handle (router: Router, deps: ManagementDeps, audit: AuditTrail, 
     else res.destroy()
   } finally {
     audit.observe({ req, path: url.pathname, route, ctx, status, reply })
-    deps.logger.debug({ method: req.method, path: url.pathname, status, ms: Math.round(performance.now() - started) }, 'management request')
+    // One line per request, as data; probes only at debug (they arrive every few seconds). The query is left out: it may carry access_token.
+    const line = { sub: ctx?.user?.sub ?? null, method: req.method, route: route === undefined ? null : '/' + route.segments.join('/'), path: url.pathname, status, ms: Math.round(performance.now() - started) }
+    if (route?.opts.public === true && (url.pathname === '/livez' || url.pathname === '/readyz')) deps.logger.debug(line, 'management request')
+    else deps.logger.info(line, 'management request')
   }
 }
 

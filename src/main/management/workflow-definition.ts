@@ -10,12 +10,12 @@
  * Problems are {node_id, field, message}; a UI shows the message as is.
  */
 import { Cron } from 'croner'
-import { Ajv, type ErrorObject, type ValidateFunction } from 'ajv'
+import type { ErrorObject, ValidateFunction } from 'ajv'
 import type { WorkflowDefinition, WorkflowNode } from '../../common/types.js'
 import { validationFailed, type AppError, type ErrorDetail } from '../../common/errors.js'
 import { compileTemplate, ExpressionError } from '../../common/expressions/template.js'
-import { ENTRY_TRIGGER_TYPES, NODE_CATALOGUE, NODE_TYPE_NAMES } from '../../common/workflow-catalogue.js'
-import { ajv } from './router.js'
+import { ENTRY_TRIGGER_TYPES, NODE_CATALOGUE, NODE_TYPE_NAMES, WORKFLOW_DEFINITION_SCHEMA } from '../../common/workflow-catalogue.js'
+import { ajv, checkOnlyAjv } from '../validation/ajv.js'
 import { checkCycles, checkEdges, checkReachable } from './workflow-graph.js'
 
 export const ENTRY_TRIGGERS = ENTRY_TRIGGER_TYPES
@@ -23,64 +23,12 @@ export const NODE_TYPES = NODE_TYPE_NAMES
 
 export interface WorkflowProblem { node_id: string | null, field: string | null, message: string }
 
-export const runtimeSettingsSchema = {
-  type: 'object',
-  additionalProperties: false,
-  properties: {
-    timeout_ms: { type: 'integer', minimum: 1, maximum: 3_600_000 },
-    save_on_success: { type: 'boolean' },
-    save_on_error: { type: 'boolean' },
-    /** Per-proxy mailbox: runs in flight at once, and runs waiting beyond those. */
-    max_concurrency: { type: 'integer', minimum: 1, maximum: 1000 },
-    max_queue: { type: 'integer', minimum: 0, maximum: 10_000 }
-  }
-}
-
-export const definitionSchema = {
-  type: 'object',
-  additionalProperties: false,
-  required: ['nodes', 'edges'],
-  properties: {
-    nodes: {
-      type: 'array',
-      maxItems: 500,
-      items: {
-        type: 'object',
-        additionalProperties: false,
-        required: ['id', 'name', 'type'],
-        properties: {
-          id: { type: 'string', minLength: 1, maxLength: 100 },
-          name: { type: 'string', minLength: 1, maxLength: 200 },
-          type: { type: 'string', enum: NODE_TYPES },
-          settings: { type: 'object', default: {} },
-          position: { type: 'object', properties: { x: { type: 'number' }, y: { type: 'number' } } }
-        }
-      }
-    },
-    edges: {
-      type: 'array',
-      maxItems: 2000,
-      items: {
-        type: 'object',
-        additionalProperties: false,
-        required: ['source', 'target'],
-        properties: {
-          id: { type: 'string', maxLength: 200 },
-          source: { type: 'string', minLength: 1 },
-          target: { type: 'string', minLength: 1 },
-          sourceHandle: { type: ['string', 'null'] },
-          targetHandle: { type: ['string', 'null'] }
-        }
-      }
-    },
-    runtime_settings: runtimeSettingsSchema
-  }
-}
+/** The layout of a definition, shared with the collection file so that what a save accepts imports back. */
+export const definitionSchema = WORKFLOW_DEFINITION_SCHEMA
 const validateShape = ajv.compile(definitionSchema)
 
 // verbose: errors carry the schema (its `description` words the message) and the data.
-const settingsAjv = new Ajv({ allErrors: true, verbose: true, strict: false })
-const SETTINGS: ReadonlyMap<string, ValidateFunction> = new Map(NODE_CATALOGUE.map(d => [d.type, settingsAjv.compile(d.settings_schema)]))
+const SETTINGS: ReadonlyMap<string, ValidateFunction> = new Map(NODE_CATALOGUE.map(d => [d.type, checkOnlyAjv.compile(d.settings_schema)]))
 
 export interface CheckOptions {
   /** Full rules (an enabled save, the validate route, a run); false: structural only. */

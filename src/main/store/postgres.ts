@@ -17,11 +17,12 @@ export function createPostgresStore (opts: PostgresOptions, logger: Logger): Sto
     application_name: 'gatehouse'
   })
   let warned = false
-  // Without this listener an idle client's error (server restart) would crash the process.
-  pool.on('error', err => {
+  const lost = (err: Error) => {
     if (!warned) logger.warn({ err: err.message }, 'PostgreSQL connection lost; queries will fail until it returns')
     warned = true
-  })
+  }
+  // Without this listener an idle client's error (server restart) would crash the process.
+  pool.on('error', lost)
   pool.on('connect', () => { warned = false })
 
   const run = async <T>(client: pg.Pool | pg.PoolClient, sql: string, params?: unknown[]): Promise<QueryResult<T>> => {
@@ -36,6 +37,10 @@ export function createPostgresStore (opts: PostgresOptions, logger: Logger): Sto
     async tx (fn) {
       const client = await pool.connect()
       let broken: Error | undefined
+      // A checked-out client has no pool listener: a server crash between two of its queries
+      // would be an unhandled 'error' event and end the process. Note it; the next query fails.
+      const onError = (err: Error) => { broken = err; lost(err) }
+      client.on('error', onError)
       try {
         await client.query('BEGIN')
         const q: Queryable = {
@@ -49,7 +54,8 @@ export function createPostgresStore (opts: PostgresOptions, logger: Logger): Sto
         await client.query('ROLLBACK').catch((e: Error) => { broken = e })
         throw err
       } finally {
-        // A connection whose rollback failed is discarded rather than reused.
+        // A connection whose rollback failed (or that broke) is discarded rather than reused.
+        client.off('error', onError)
         client.release(broken)
       }
     },

@@ -7,6 +7,7 @@ import { errorBody, serviceUnavailable, toAppError } from '../../common/errors.j
 import type { WorkflowDefinition } from '../../common/types.js'
 import type { ExecutionResult, WorkflowResponse } from '../../workers/engine/types.js'
 import { answerOf, type GatewayRoute, type RunRequest, type Runner } from './runner.js'
+import type { ExecutionRecord } from '../store/executions.js'
 import type { TriggerListens } from './trigger-listen.js'
 
 export function gatewayWorkflows (runner: Runner, listens: TriggerListens) {
@@ -17,8 +18,8 @@ export function gatewayWorkflows (runner: Runner, listens: TriggerListens) {
       if (listens.overlaid(route.proxy.id)) throw serviceUnavailable('This API is being reconfigured; retry shortly.', 1)
       return await runner.gateway(route, trigger)
     }
-    const { result } = await runListened(runner, listens, session.id, route.proxy, route.workflow!, trigger)
-    return answerOf(result, route.workflow!)
+    const { result, record } = await runListened(runner, listens, session.id, route.proxy, route.workflow!, trigger)
+    return answerOf(result, route.workflow!, record.id)
   }
 }
 
@@ -26,7 +27,7 @@ export function gatewayWorkflows (runner: Runner, listens: TriggerListens) {
  * Runs a listen session's captured trigger output (mode test) and streams it:
  * `captured`, each node's progress, `execution` (or `error`), then the session ends.
  */
-export async function runListened (runner: Pick<Runner, 'run'>, listens: TriggerListens, sessionId: string, proxy: RunRequest['proxy'], def: WorkflowDefinition, trigger: unknown): Promise<{ result: ExecutionResult }> {
+export async function runListened (runner: Pick<Runner, 'run'>, listens: TriggerListens, sessionId: string, proxy: RunRequest['proxy'], def: WorkflowDefinition, trigger: unknown): Promise<{ result: ExecutionResult, record: ExecutionRecord }> {
   listens.emit(sessionId, 'captured', { trigger_output: trigger, at: new Date().toISOString() })
   try {
     const { result, record } = await runner.run({
@@ -37,7 +38,7 @@ export async function runListened (runner: Pick<Runner, 'run'>, listens: Trigger
     })
     listens.emit(sessionId, 'execution', record)
     listens.end(sessionId, 'finished')
-    return { result }
+    return { result, record }
   } catch (err) {
     listens.emit(sessionId, 'error', errorBody(toAppError(err)))
     listens.end(sessionId, 'finished')

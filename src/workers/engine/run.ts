@@ -21,8 +21,16 @@ import { openBridge, type Bridge } from './bridge.js'
 import { RUNNERS, TRIGGERS } from './registry.js'
 import { checkStatus } from './status-rule.js'
 
-/** A guard against runaway graphs (nested loops): node runs per workflow run. */
+/** A guard against runaway graphs (nested loops): node runs per workflow run, its sub-workflow runs included. */
 export const MAX_NODE_RUNS = 100_000
+/** Sub-workflow runs one run may start in all (a workflow calling itself ten times per level would start 111,110). */
+export const MAX_SUB_RUNS = 1000
+
+/**
+ * One budget for a run and every sub-run under it: node runs and sub-runs are
+ * counted across the whole tree, and the first limit reached stops all of it.
+ */
+interface RunBudget { nodeRuns: number, subRuns: number, stop: Error | null }
 
 type LoopScope = NonNullable<RunContext['loop']>
 
@@ -41,21 +49,28 @@ interface RunState {
   bridge: Bridge
   triggerNode: WorkflowNode | undefined
   triggerOutput: unknown
-  steps: number
+  budget: RunBudget
   destinationReached: boolean
 }
 
-export async function runWorkflow (task: RunTask, opts: { bridge?: Bridge } = {}): Promise<ExecutionResult> {
+interface RunOptions {
+  bridge?: Bridge
+  /** For sub-runs: the caller's budget, and its abort signal (its deadline or failure stops the sub-run too). */
+  budget?: RunBudget
+  signal?: AbortSignal
+}
+
+export async function runWorkflow (task: RunTask, opts: RunOptions = {}): Promise<ExecutionResult> {
   const started = Date.now()
   const bridge = opts.bridge ?? openBridge(task.port, task.kv === true, task.deadline)
   try {
-    return await execute(task, bridge, started)
+    return await execute(task, bridge, started, opts)
   } finally {
     if (opts.bridge === undefined) bridge.close()
   }
 }
 
-async function execute (task: RunTask, bridge: Bridge, started: number): Promise<ExecutionResult> {
+async function execute (task: RunTask, bridge: Bridge, started: number, opts: RunOptions): Promise<ExecutionResult> {
   const plan = planFor(task)
   if (plan === undefined) return { ...finish(started, 'error', null, null, { node_id: null, message: 'The definition was not sent.' }), plan_missing: true }
   const def = plan.definition
@@ -66,7 +81,7 @@ async function execute (task: RunTask, bridge: Bridge, started: number): Promise
     plan, nodes, allOut, pinned, outputs: new Map(), byName: new Map(), records: [], nodeInputs: {}, response: null,
     ac: new AbortController(), bridge, triggerNode,
     triggerOutput: triggerNode !== undefined && pinned[triggerNode.id] !== undefined ? pinned[triggerNode.id] : task.trigger_output,
-    steps: 0, destinationReached: false
+    budget: opts.budget ?? { nodeRuns: 0, subRuns: 0, stop: null }, destinationReached: false
   }
   const entry = task.start_node !== undefined ? nodes.get(task.start_node) : triggerNode
   if (entry === undefined) {
@@ -78,6 +93,9 @@ async function execute (task: RunTask, bridge: Bridge, started: number): Promise
     if (n !== undefined) { st.outputs.set(id, out); st.byName.set(n.name, out) }
   }
   const deadlineTimer = setTimeout(() => st.ac.abort(), Math.max(0, task.deadline - Date.now()))
+  const parentAborted = () => st.ac.abort()
+  if (opts.signal?.aborted === true) st.ac.abort()
+  opts.signal?.addEventListener('abort', parentAborted, { once: true })
   let status: ExecutionResult['status'] = 'success'
   let error: ExecutionResult['error'] = null
   let last: unknown = null
@@ -94,6 +112,7 @@ async function execute (task: RunTask, bridge: Bridge, started: number): Promise
     error = { node_id: (err as { nodeId?: string }).nodeId ?? null, message: status === 'timeout' ? `The workflow did not finish within its time limit: ${message}` : message }
   } finally {
     clearTimeout(deadlineTimer)
+    opts.signal?.removeEventListener('abort', parentAborted)
   }
   const resp = st.response ?? (status === 'success' ? { status: 200, headers: { 'content-type': 'application/json' }, body: last ?? null } : null)
   return finish(started, status, st, resp, error)
@@ -139,7 +158,7 @@ async function runLevel (st: RunState, level: Level, seeds: Array<{ node: Workfl
 }
 
 async function runOne (st: RunState, level: Level, node: WorkflowNode, inputs: unknown[], loop: LoopScope | undefined): Promise<NodeResult> {
-  if (++st.steps > MAX_NODE_RUNS) throw Object.assign(new NodeError(`The run executed more than ${MAX_NODE_RUNS} nodes; check the loops.`), { nodeId: node.id })
+  if (++st.budget.nodeRuns > MAX_NODE_RUNS) overBudget(st, node, `The run executed more than ${MAX_NODE_RUNS} nodes (sub-workflows included); check the loops.`)
   const t0 = Date.now()
   const input = inputs.length <= 1 ? inputs[0] : inputs
   const base = { node_id: node.id, name: node.name, node_type: node.type }
@@ -191,10 +210,18 @@ async function invoke (st: RunState, level: Level, node: WorkflowNode, inputs: u
     run: {
       task,
       outputs: st.outputs,
-      runSub: async (definition: WorkflowDefinition, workflowId: string, subInput: unknown) => await runWorkflow({
-        definition, workflow: { id: workflowId }, execution_id: task.execution_id, trigger_output: subInput,
-        deadline: task.deadline, outbound_allowlist: task.outbound_allowlist, subworkflows: task.subworkflows, depth: (task.depth ?? 0) + 1
-      }, { bridge: { emit: () => {}, kv: st.bridge.kv, close: () => {} } }),
+      runSub: async (definition: WorkflowDefinition, workflowId: string, subInput: unknown) => {
+        checkTime(st)
+        if (++st.budget.subRuns > MAX_SUB_RUNS) overBudget(st, node, `The run started more than ${MAX_SUB_RUNS} sub-workflow runs; check for a workflow calling itself.`)
+        // records 'never': the caller reads only the answer, so a sub-run's per-node records are not kept.
+        const r = await runWorkflow({
+          definition, workflow: { id: workflowId }, execution_id: task.execution_id, trigger_output: subInput, records: 'never',
+          deadline: task.deadline, outbound_allowlist: task.outbound_allowlist, subworkflows: task.subworkflows, depth: (task.depth ?? 0) + 1
+        }, { bridge: { emit: () => {}, kv: st.bridge.kv, close: () => {} }, budget: st.budget, signal: st.ac.signal })
+        // A spent budget ends the whole tree with its own message, not wrapped once per level.
+        if (st.budget.stop !== null) throw st.budget.stop
+        return r
+      },
       iterate: async (item: unknown, index: number, total: number) => {
         checkTime(st)
         const body = level.bodies.get(node.id)
@@ -208,6 +235,11 @@ async function invoke (st: RunState, level: Level, node: WorkflowNode, inputs: u
   })
   if (node.type === 'http_request_node') checkStatus(node, result, st.allOut, st.nodes)
   return result
+}
+
+function overBudget (st: RunState, node: WorkflowNode, message: string): never {
+  st.budget.stop ??= Object.assign(new NodeError(message), { nodeId: node.id })
+  throw st.budget.stop
 }
 
 function scopeFor (st: RunState, inputs: unknown[], loop: LoopScope | undefined) {

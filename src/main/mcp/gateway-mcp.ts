@@ -1,0 +1,88 @@
+/**
+ * The gateway MCP at `/mcp` on the gateway listener: agents call published APIs
+ * with a profile's credentials (Authorization: Bearer, X-Client-ID, X-Profile-ID,
+ * or a client certificate), checked on every request exactly as a gateway call
+ * is (credentials, suspended client, address allowlist). The tools show only
+ * what the profile may call; execute_endpoint is a real gateway call, counted
+ * by the profile's policy like any other. See docs/mcp.md.
+ */
+import { AppError, errorBody, serviceUnavailable } from '../../common/errors.js'
+import type { Collection, Proxy } from '../../common/types.js'
+import type { GatewayAccess } from '../access/gate.js'
+import { createProfileAuthenticator, type Principal } from '../access/profile-auth.js'
+import type { Logger } from '../logger.js'
+import { buildCatalogue, viewFor, type Catalogue } from './gateway-catalogue.js'
+import { createGatewayMcpServer } from './gateway-tools.js'
+import { serveMcpRequest } from './http-session.js'
+import type { McpSessions } from './sessions.js'
+
+/** The caller of one /mcp request, as the gateway listener saw it. */
+export interface McpPeer {
+  remoteIp: string
+  certFingerprint?: string
+  requestId: string
+  /** Where this gateway answers on loopback, and the signed hop header that carries the caller's address and certificate. */
+  self: { origin: string, hop: [string, string] }
+}
+
+export interface GatewayMcp {
+  setRoutes (collections: Collection[], proxies: Proxy[]): void
+  handle (req: Request, peer: McpPeer): Promise<Response>
+}
+
+export interface GatewayMcpOptions {
+  access: GatewayAccess | undefined
+  sessions: McpSessions
+  logger: Logger
+  /** Bound on one execute_endpoint call (the gateway's own upstream timeout applies inside it). */
+  executeTimeoutMs: number
+}
+
+export function createGatewayMcp (o: GatewayMcpOptions): GatewayMcp {
+  let catalogue: Catalogue = new Map()
+  const authenticator = createProfileAuthenticator()
+
+  const refuse = (err: AppError, rid: string): Response =>
+    new Response(JSON.stringify(errorBody(err, { request_id: rid })), {
+      status: err.status, headers: { 'content-type': 'application/json', 'x-request-id': rid, ...err.headers }
+    })
+
+  return {
+    setRoutes (collections, proxies) { catalogue = buildCatalogue(collections, proxies) },
+    async handle (req, peer) {
+      const rid = peer.requestId
+      const access = o.access
+      if (access === undefined) return refuse(serviceUnavailable('The gateway MCP needs client profiles, which this instance does not load.'), rid)
+      const h = req.headers
+      let who: Principal | AppError
+      try {
+        who = await authenticator.authenticate(access.profiles(), {
+          collectionId: null,
+          method: req.method,
+          authorization: h.get('authorization') ?? undefined,
+          clientId: h.get('x-client-id') ?? undefined,
+          profileId: h.get('x-profile-id') ?? undefined,
+          remoteIp: peer.remoteIp,
+          certFingerprint: peer.certFingerprint
+        })
+      } catch (err) {
+        o.logger.error({ err, request_id: rid }, 'gateway MCP access check failed')
+        who = serviceUnavailable('Access could not be checked; retry shortly.', 1)
+      }
+      if (who instanceof AppError) return refuse(who, rid)
+      const profile = access.profiles().get(who.profile_id)!
+      const view = viewFor(catalogue, profile)
+      // The tools call this gateway with the caller's own credentials and address: nothing is trusted on the MCP's word.
+      const selfHeaders: Record<string, string> = { 'x-client-id': who.client_id, 'x-profile-id': who.profile_id, [peer.self.hop[0]]: peer.self.hop[1] }
+      const authorization = h.get('authorization')
+      if (authorization !== null) selfHeaders.authorization = authorization
+      const res = await serveMcpRequest(req, {
+        owner: `profile:${who.profile_id}`,
+        sessions: o.sessions,
+        build: () => createGatewayMcpServer(view, { origin: peer.self.origin, headers: selfHeaders, timeoutMs: o.executeTimeoutMs, publicOrigin: new URL(req.url).origin })
+      })
+      res.headers.set('x-request-id', rid)
+      return res
+    }
+  }
+}

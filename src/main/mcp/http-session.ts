@@ -1,0 +1,67 @@
+/**
+ * One MCP request over streamable HTTP, with sessions shared between instances:
+ *
+ *   POST initialize ──▶ fresh SDK server + stateless transport ──▶ answer + Mcp-Session-Id (stored in the registry)
+ *   POST other      ──▶ session checked (owner, idle expiry) ──▶ fresh server + transport ──▶ answer
+ *   DELETE          ──▶ session ended (204), or 404 when unknown
+ *   GET             ──▶ 405: these servers send nothing unprompted
+ *
+ * A fresh server per request keeps no state in the process, so an instance that
+ * never saw the initialize serves the session as well as the one that did.
+ */
+import type { Server } from '@modelcontextprotocol/sdk/server/index.js'
+import { WebStandardStreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js'
+import { LATEST_PROTOCOL_VERSION, SUPPORTED_PROTOCOL_VERSIONS } from '@modelcontextprotocol/sdk/types.js'
+import type { McpSessions } from './sessions.js'
+
+export const MCP_SESSION_HEADER = 'mcp-session-id'
+
+export interface McpHttpOptions {
+  /** Who is calling (the session must belong to them). */
+  owner: string
+  sessions: McpSessions
+  /** A server with its handlers, for this one request. */
+  build: () => Server
+}
+
+const rpcError = (status: number, code: number, message: string, headers: Record<string, string> = {}): Response =>
+  new Response(JSON.stringify({ jsonrpc: '2.0', error: { code, message }, id: null }), { status, headers: { 'content-type': 'application/json', ...headers } })
+
+export async function serveMcpRequest (req: Request, o: McpHttpOptions): Promise<Response> {
+  const sid = req.headers.get(MCP_SESSION_HEADER)
+  if (req.method === 'DELETE') {
+    if (sid === null) return rpcError(400, -32000, 'Send the Mcp-Session-Id header of the session to end.')
+    // Another owner's session is answered as unknown: a session id alone reveals nothing.
+    if (await o.sessions.use(sid, o.owner) === undefined) return rpcError(404, -32001, 'Session not found; it has ended or expired.')
+    await o.sessions.close(sid)
+    return new Response(null, { status: 204 })
+  }
+  if (req.method !== 'POST') {
+    return rpcError(405, -32000, 'This MCP endpoint answers POST (JSON-RPC messages) and DELETE (end a session); it sends no server-initiated stream.', { allow: 'POST, DELETE' })
+  }
+  let parsed: unknown
+  try { parsed = await req.json() } catch { return rpcError(400, -32700, 'Parse error: the body is not JSON.') }
+  const messages = Array.isArray(parsed) ? parsed : [parsed]
+  const init = messages.find(m => typeof m === 'object' && m !== null && (m as { method?: unknown }).method === 'initialize') as { params?: { protocolVersion?: unknown } } | undefined
+  if (init === undefined) {
+    if (sid === null) return rpcError(400, -32000, 'Send the Mcp-Session-Id header from the initialize answer (or initialize first).')
+    if (await o.sessions.use(sid, o.owner) === undefined) return rpcError(404, -32001, 'Session not found; it has ended or expired. Initialize a new one.')
+  }
+
+  const server = o.build()
+  const transport = new WebStandardStreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true })
+  await server.connect(transport)
+  try {
+    const res = await transport.handleRequest(req, { parsedBody: parsed })
+    if (init === undefined || res.status !== 200) return res
+    // The version the SDK server answered with: the client's when supported, else the latest.
+    const asked = init.params?.protocolVersion
+    const version = typeof asked === 'string' && SUPPORTED_PROTOCOL_VERSIONS.includes(asked) ? asked : LATEST_PROTOCOL_VERSION
+    const { id } = await o.sessions.open(o.owner, version)
+    const headers = new Headers(res.headers)
+    headers.set(MCP_SESSION_HEADER, id)
+    return new Response(await res.arrayBuffer(), { status: res.status, headers })
+  } finally {
+    await server.close().catch(() => {})
+  }
+}
