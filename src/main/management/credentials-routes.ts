@@ -27,7 +27,7 @@ export function registerCredentialRoutes (router: Router, deps: ManagementDeps):
   const masked = (c: CredentialRecord) => ({ ...c, config: maskConfig(c.type as CredentialType, c.config) })
 
   router.add('GET', '/api/v1/credentials', async ctx => {
-    const page = await credentials.list(store, pageQuery(ctx.query), { type: ctx.query.get('type') ?? undefined })
+    const page = await credentials.list(store, pageQuery(ctx.query, { filters: ['type'] }), { type: ctx.query.get('type') ?? undefined })
     return { status: 200, body: { ...page, items: page.items.map(masked) } }
   })
   router.add('GET', '/api/v1/credentials/:id', async ctx => {

@@ -72,7 +72,7 @@ export function registerProxyRoutes (router: Router, deps: ManagementDeps): void
 
   router.add('GET', '/api/v1/proxies', async ctx => ({
     status: 200,
-    body: await listProxies(store, pageQuery(ctx.query), { collection_id: ctx.query.get('collection_id') ?? undefined })
+    body: await listProxies(store, pageQuery(ctx.query, { filters: ['collection_id'] }), { collection_id: ctx.query.get('collection_id') ?? undefined })
   }))
 
   router.add('POST', '/api/v1/proxies', async ctx => {

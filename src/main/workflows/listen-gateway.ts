@@ -25,7 +25,7 @@ export function gatewayWorkflows (runner: Runner, listens: TriggerListens) {
       })
       listens.emit(session.id, 'execution', record)
       listens.end(session.id, 'finished')
-      return answerOf(result, def)
+      return answerOf(result, def, record.id)
     } catch (err) {
       listens.emit(session.id, 'error', errorBody(toAppError(err)))
       listens.end(session.id, 'finished')

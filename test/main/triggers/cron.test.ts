@@ -7,6 +7,7 @@
  */
 import t, { type Test } from 'tap'
 import { backend, cluster, edge, node, publishedProxy, sleep, triggerRuns } from './cluster.js'
+import { TEST_REDIS_URL } from '../../helpers/services.js'
 
 const cronWorkflow = (delayMs = 0) => ({
   nodes: [
@@ -27,7 +28,7 @@ function assertConsecutive (t: Test, slots: number[], what: string): void {
 }
 
 t.test('two instances, PostgreSQL and Redis: each slot runs once; unpublish on B stops A within a second; A carries on when B closes mid-run', async t => {
-  const [a, b] = await cluster(t, 'postgres', 2, { CACHE_TYPE: 'redis' })
+  const [a, b] = await cluster(t, 'postgres', 2, { CACHE_TYPE: 'redis', REDIS_URL: TEST_REDIS_URL })
   const up = await backend(t)
   const p = await publishedProxy(a, up, 'cron2')
   const trigger = `/triggers/${p.id as string}`
