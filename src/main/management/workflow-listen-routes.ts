@@ -17,7 +17,7 @@ import { runListened } from '../workflows/listen-gateway.js'
 import type { Runner } from '../workflows/runner.js'
 import type { TriggerListens } from '../workflows/trigger-listen.js'
 import type { Router } from './router.js'
-import { checkDefinition, invalidDefinition } from './workflow-definition.js'
+import { checkDefinition, invalidDefinition } from '../workflows/definition.js'
 
 const DEFAULT_TIMEOUT_S = 120
 const BUILDER = { role: 'editor' as const, audit: false as const }

@@ -18,7 +18,7 @@ import { registerWorkflowListenRoutes } from './workflow-listen-routes.js'
 import { registerWorkflowExecutionRoutes } from './workflow-execution-routes.js'
 import {
   checkRunTargets, defaultTriggerOutput, manualTriggerOutput, nodeTestBodySchema, prepareRun, runBodySchema, withTriggerPin
-} from './workflow-run-request.js'
+} from '../workflows/run-request.js'
 
 export interface WorkflowRunDeps { store: Store, runner: Runner, listens: TriggerListens, capture?: CaptureTrigger }
 
