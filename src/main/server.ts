@@ -2,6 +2,7 @@
  * Wires the service together and owns its lifetime: store, shared state, event
  * hub, management listener, gateway listener, route-table reloads, shutdown.
  */
+import { randomUUID } from 'node:crypto'
 import type { Config } from './config/config.js'
 import { createLogger, type Logger } from './logger.js'
 import { openStore, type Store } from './store/index.js'
@@ -29,6 +30,9 @@ import { registerWorkflowRunRoutes } from './management/workflow-run-routes.js'
 import { registerTriggerRoutes } from './management/trigger-routes.js'
 import { createTriggers } from './triggers/index.js'
 
+/** Broadcast channel on which an instance tells the others that the configuration changed. */
+const CONFIG_CHANNEL = 'config-changed'
+
 export interface Service {
   gatewayPort: number
   /** The gateway's TLS port, when TLS_CERT and TLS_KEY are set. */
@@ -51,6 +55,7 @@ export interface StartOptions {
 export async function start (config: Readonly<Config>, opts: StartOptions = {}): Promise<Service> {
   const logger = opts.logger ?? createLogger(config)
   const env = Object.freeze({ ...process.env })
+  const instanceId = randomUUID()
   const store = await openStore(config, logger)
   const shared = createSharedState({ config, logger, keyPrefix: opts.keyPrefix })
   const hub = createEventHub({ config, logger, redis: shared.redis, keyPrefix: opts.keyPrefix })
@@ -68,6 +73,7 @@ export async function start (config: Readonly<Config>, opts: StartOptions = {}):
   const requestLog = config.REQUEST_LOG_RETENTION_HOURS > 0
     ? new RequestLogWriter({ sink: async records => { await insertRequestLogs(store, records) }, logger })
     : null
+  if (requestLog !== null) metrics.addSource(() => requestLog.prometheus().join('\n') + '\n')
   const observe = (r: RequestRecord) => { metrics.record(r); requestLog?.append(r) }
   const pool = createWorkflowPool(config.WORKERS)
   const runner = createRunner({
@@ -77,11 +83,11 @@ export async function start (config: Readonly<Config>, opts: StartOptions = {}):
     // Half the pool's run slots per proxy by default: a flood on one proxy leaves the other half to the rest.
     defaultLimits: { maxQueue: 100, maxConcurrent: Math.max(2, config.WORKERS * RUNS_PER_WORKER / 2) }
   })
-  const triggers = createTriggers({ store, runner, hub, kv: shared.kv, locks: shared.locks, logger, heartbeatMs: config.TRIGGER_HEARTBEAT_MS })
-  metrics.addSource(() => triggers.prometheus())
   const listens = createTriggerListens({ onChange: () => { pendingReload = routes.reload().catch(() => {}) } })
   const workflows = gatewayWorkflows(runner, listens)
   const secretsKey = await loadSecretsKey({ secretsKey: config.SECRETS_KEY, dataDir: config.DATA_DIR })
+  const triggers = createTriggers({ store, runner, hub, kv: shared.kv, locks: shared.locks, logger, secretsKey, heartbeatMs: config.TRIGGER_HEARTBEAT_MS })
+  metrics.addSource(() => triggers.prometheus())
   const access: { current: AccessSnapshot } = { current: EMPTY_ACCESS }
   const portal = createPortal(loadStaticFiles(builtUiDir('portal'), { spa: false }))
   const gateway = createGateway({
@@ -99,11 +105,15 @@ export async function start (config: Readonly<Config>, opts: StartOptions = {}):
     config, logger, store, auth, readiness, kv: shared.kv,
     // Changes made here also tell every instance's triggers (spec: trigger synchronisation).
     events: { publish: e => { hub.publish(e); triggers.notify(e) } },
-    onConfigChange: () => { pendingReload = routes.reload().catch(() => {}) },
+    onConfigChange: () => {
+      pendingReload = routes.reload().catch(() => {})
+      // Other instances reload at once through Redis; the store poll below stays the fallback.
+      hub.broadcast(CONFIG_CHANNEL, { from: instanceId })
+    },
     settle: async () => { await pendingReload }
   })
   registerObservabilityRoutes(management.router, store, metrics)
-  registerWorkflowRunRoutes(management.router, { store, runner, listens })
+  registerWorkflowRunRoutes(management.router, { store, runner, listens, capture: triggers.capture })
   registerTriggerRoutes(management.router, { store, health: triggers.health })
   management.router.add('GET', '/api/v1/events/stream', async ctx => {
     await handleEventStream(ctx.req, ctx.res, hub, { pingIntervalMs: config.SSE_PING_INTERVAL_MS })
@@ -120,6 +130,10 @@ export async function start (config: Readonly<Config>, opts: StartOptions = {}):
     logger.info('management tokens come from the built-in local issuer: npm run token -- --sub alice --role admin')
   } else logger.info({ issuer: auth.issuer }, 'management tokens are verified against the configured OIDC issuer')
 
+  // A change made on another instance (through Redis), or a Redis link restored (broadcasts sent meanwhile are lost).
+  const reloadSoon = () => { pendingReload = routes.reload().catch(() => {}) }
+  const stopConfigBroadcasts = hub.onBroadcast(CONFIG_CHANNEL, m => { if ((m as { from?: string }).from !== instanceId) reloadSoon() })
+  const stopReconnect = hub.onReconnect(reloadSoon)
   // Instances without a shared cache still converge: each polls the store's change counter.
   const poll = setInterval(() => { routes.pollOnce().catch(() => {}) }, config.CONFIG_POLL_INTERVAL_MS)
   poll.unref()
@@ -137,6 +151,8 @@ export async function start (config: Readonly<Config>, opts: StartOptions = {}):
   const close = async () => {
     closing ??= (async () => {
       clearInterval(poll)
+      stopConfigBroadcasts()
+      stopReconnect()
       await triggers.close()
       listens.close()
       clearInterval(pruneTimer)

@@ -98,6 +98,7 @@ export class GatewayExchange {
   upstreamStart = 0
   bytesIn = 0
   bytesOut = 0
+  private failureLogged = false
 
   constructor (readonly ctx: GatewayContext, readonly res: uWS.HttpResponse, req: uWS.HttpRequest) {
     ctx.inFlight++
@@ -169,6 +170,23 @@ export class GatewayExchange {
       if (err !== null) this.fail(err)
       else go()
     })
+  }
+
+  /**
+   * Why a request ended in a 502, 504 or failed workflow run, at warn and once per request (the
+   * access line carries only the status). Names the route and the backend's origin, never
+   * headers, query or credentials.
+   */
+  warnFailure (status: number, reason: string, data: Record<string, unknown> = {}): void {
+    if (this.failureLogged) return
+    this.failureLogged = true
+    const route = this.match?.route
+    const up = route?.upstream
+    this.ctx.logger.warn({
+      request_id: this.rid, method: this.method, path: this.url, status, route: route?.name ?? null,
+      collection_id: route?.collection.id, proxy_id: route?.proxy.id,
+      upstream: route === undefined ? null : route.workflow !== null ? 'workflow' : `${up!.protocol}//${up!.hostHeader}`, ...data
+    }, reason)
   }
 
   /** The request is over: access log, request record, in-flight count. Runs once. */

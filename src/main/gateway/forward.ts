@@ -99,11 +99,14 @@ class Relay implements ExchangeEvents {
     if (this.headWritten || (this.head !== null && this.small === null)) {
       // The answer already started: all we can do is cut the connection.
       x.status = x.status || 502
+      x.warnFailure(x.status, 'backend failed mid-answer: connection to the client cut', { kind, error: err.message })
       x.res.cork(() => x.res.close())
       x.finish(this.routeName)
       return
     }
-    x.ctx.logger.debug({ request_id: x.rid, err: err.message, kind }, 'upstream failure')
+    x.warnFailure(kind === 'timeout' ? 504 : 502, kind === 'timeout'
+      ? `backend timeout: no answer within ${this.timeoutMs} ms`
+      : kind === 'connect' ? 'backend unreachable' : 'backend gave an invalid answer', { kind, error: err.message })
     x.fail(kind === 'timeout'
       ? gatewayTimeout(`The backend did not answer within ${this.timeoutMs} ms.`)
       : badGateway(kind === 'connect' ? 'The backend could not be reached.' : 'The backend gave an invalid answer.'))

@@ -26,7 +26,13 @@ export function runWorkflowTarget (x: GatewayExchange, query: string, body: Buff
     x.finish(route.name, Math.round(performance.now() - x.upstreamStart))
   }, (err: unknown) => {
     if (!(err instanceof AppError)) x.ctx.logger.error({ err, request_id: x.rid }, 'workflow run failed')
-    x.fail(err instanceof AppError ? err : new AppError(500, 'workflow_failed', 'The workflow failed; see its execution record.'))
+    const e = err instanceof AppError ? err : new AppError(500, 'workflow_failed', 'The workflow failed; see its execution record.')
+    // Refusals (a full queue, a proxy being reconfigured) are not failures of the run.
+    // A failed run's caller got a generic message: its details (execution id, node, error) go to this line.
+    if (e.status >= 500 && e.status !== 503) {
+      x.warnFailure(e.status, e.status === 504 ? 'workflow timeout' : 'workflow failed', { code: e.code, error: e.message, ...('internal' in e ? e.internal as object : {}) })
+    }
+    x.fail(e)
   })
 
 }

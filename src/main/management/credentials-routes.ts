@@ -14,7 +14,7 @@ import type { Router } from './router.js'
 import type { ManagementDeps } from './server.js'
 import { etag, pageQuery } from './validation.js'
 
-const invalid = (details: ErrorDetail[]) => validationFailed('The credential config is invalid.', details)
+const invalid = (details: ErrorDetail[]) => validationFailed(`The credential is invalid: ${details.map(d => `${d.field} ${d.message}`).join('; ')}.`, details)
 const body = (required: string[]) => ({
   type: 'object', additionalProperties: false, required,
   properties: { name: { type: 'string', minLength: 1, maxLength: 200 }, type: { type: 'string' }, config: { type: 'object' } }
@@ -27,7 +27,7 @@ export function registerCredentialRoutes (router: Router, deps: ManagementDeps):
   const masked = (c: CredentialRecord) => ({ ...c, config: maskConfig(c.type as CredentialType, c.config) })
 
   router.add('GET', '/api/v1/credentials', async ctx => {
-    const page = await credentials.list(store, pageQuery(ctx.query), { type: ctx.query.get('type') ?? undefined })
+    const page = await credentials.list(store, pageQuery(ctx.query, { filters: ['type'] }), { type: ctx.query.get('type') ?? undefined })
     return { status: 200, body: { ...page, items: page.items.map(masked) } }
   })
   router.add('GET', '/api/v1/credentials/:id', async ctx => {

@@ -1,22 +1,25 @@
-import { validationFailed } from '../../common/errors.js'
+import type { ErrorDetail } from '../../common/errors.js'
 import type { Metrics } from '../observability/metrics.js'
 import { listRequestLogs } from '../store/request-logs.js'
 import type { Router } from './router.js'
 import type { Store } from '../store/types.js'
-import { pageQuery } from './validation.js'
+import { invalidListQuery, pageQuery } from './validation.js'
 
 /** Request log listing, metrics as JSON, and GET /metrics in Prometheus text format. */
 export function registerObservabilityRoutes (router: Router, store: Store, metrics: Metrics): void {
   router.add('GET', '/api/v1/request-logs', async ctx => {
     const q = ctx.query
+    const problems: ErrorDetail[] = []
+    const pq = pageQuery(q, { filters: ['collection_id', 'proxy_id', 'client_id', 'profile_id', 'status', 'method', 'since', 'until'], order: 'desc', problems })
     const get = (k: string) => q.get(k) ?? undefined
     const status = get('status')
-    if (status !== undefined && !/^\d{3}$/.test(status)) throw validationFailed('status must be a 3-digit HTTP status.', [{ field: 'status', message: 'must be a 3-digit HTTP status' }])
+    if (status !== undefined && !/^\d{3}$/.test(status)) problems.push({ field: 'status', message: 'must be a 3-digit HTTP status' })
     for (const k of ['since', 'until']) {
       const v = get(k)
-      if (v !== undefined && Number.isNaN(Date.parse(v))) throw validationFailed(`${k} must be an ISO 8601 time.`, [{ field: k, message: 'must be an ISO 8601 time' }])
+      if (v !== undefined && Number.isNaN(Date.parse(v))) problems.push({ field: k, message: 'must be an ISO 8601 time' })
     }
-    const page = await listRequestLogs(store, pageQuery(q), {
+    if (problems.length > 0) throw invalidListQuery(problems)
+    const page = await listRequestLogs(store, pq, {
       collection_id: get('collection_id'), proxy_id: get('proxy_id'), client_id: get('client_id'), profile_id: get('profile_id'),
       status: status === undefined ? undefined : Number(status), method: get('method')?.toUpperCase(), since: get('since'), until: get('until')
     })

@@ -1,7 +1,8 @@
 import { validationFailed } from '../../common/errors.js'
 import type { Proxy } from '../../common/types.js'
 import { createProxy, deleteProxy, duplicateProxy, getProxy, listProxies, patchProxy, updateProxy } from '../store/proxies.js'
-import { ajv, type Router } from './router.js'
+import type { Router } from './router.js'
+import { ajv } from '../validation/ajv.js'
 import type { ManagementDeps } from './server.js'
 import { checkProxyPaths, etag, headersSchema, pageQuery } from './validation.js'
 
@@ -71,7 +72,7 @@ export function registerProxyRoutes (router: Router, deps: ManagementDeps): void
 
   router.add('GET', '/api/v1/proxies', async ctx => ({
     status: 200,
-    body: await listProxies(store, pageQuery(ctx.query), { collection_id: ctx.query.get('collection_id') ?? undefined })
+    body: await listProxies(store, pageQuery(ctx.query, { filters: ['collection_id'] }), { collection_id: ctx.query.get('collection_id') ?? undefined })
   }))
 
   router.add('POST', '/api/v1/proxies', async ctx => {

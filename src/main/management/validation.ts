@@ -1,5 +1,5 @@
 /** Shapes and rules of collection and proxy fields, shared by their routes. */
-import { validationFailed, type ErrorDetail } from '../../common/errors.js'
+import { validationFailed, type AppError, type ErrorDetail } from '../../common/errors.js'
 
 const headerName = { type: 'string', pattern: "^[!#$%&'*+.^_`|~0-9A-Za-z-]{1,256}$" }
 export const headersSchema = {
@@ -94,11 +94,37 @@ export function checkCollectionFields (body: { base_path?: string, upstream_url?
 
 export const etag = (version: number): Record<string, string> => ({ etag: `"${version}"` })
 
-export function pageQuery (query: URLSearchParams): { limit: number, cursor?: string } {
+const NOT_A_PARAMETER = 'is not a parameter of this list'
+
+/** The 400 for a list query's problems: unknown parameters named first, then bad values. */
+export function invalidListQuery (details: ErrorDetail[]): AppError {
+  const unknown = details.filter(d => d.message.startsWith(NOT_A_PARAMETER))
+  const bad = details.filter(d => !d.message.startsWith(NOT_A_PARAMETER))
+  const parts = [
+    ...(unknown.length > 0 ? [`unknown query parameter${unknown.length > 1 ? 's' : ''} ${unknown.map(d => `'${d.field}'`).join(', ')} (${unknown[0].message.slice(NOT_A_PARAMETER.length + 2)})`] : []),
+    ...bad.map(d => `${d.field} ${d.message}`)
+  ]
+  const text = parts.join('; ')
+  return validationFailed(`${text[0].toUpperCase()}${text.slice(1)}.`, details)
+}
+
+/**
+ * The one parser of list-route queries: `limit` (default 50, 1-500), `cursor`, `order` where
+ * the route has one (its default given), and the route's own filter names. Any other parameter
+ * is refused with 400 naming it (a misspelt filter would otherwise list everything); every
+ * problem of the query is reported at once. A route that checks its filters' values too passes
+ * `problems`: this parser adds to it instead of throwing, and the route throws for them all.
+ */
+export function pageQuery (query: URLSearchParams, opts: { filters?: readonly string[], order?: 'asc' | 'desc', problems?: ErrorDetail[] } = {}): { limit: number, cursor?: string, order: 'asc' | 'desc' } {
+  const details: ErrorDetail[] = opts.problems ?? []
+  const known = new Set(['limit', 'cursor', ...(opts.order === undefined ? [] : ['order']), ...(opts.filters ?? [])])
+  const unknown = [...new Set(query.keys())].filter(k => !known.has(k))
+  for (const k of unknown) details.push({ field: k, message: `${NOT_A_PARAMETER}; it takes ${[...known].join(', ')}` })
   const raw = query.get('limit')
   const limit = raw === null ? 50 : Number(raw)
-  if (!Number.isInteger(limit) || limit < 1 || limit > 500) {
-    throw validationFailed('limit must be an integer from 1 to 500.', [{ field: 'limit', message: 'must be an integer from 1 to 500' }])
-  }
-  return { limit, cursor: query.get('cursor') ?? undefined }
+  if (!Number.isInteger(limit) || limit < 1 || limit > 500) details.push({ field: 'limit', message: 'must be an integer from 1 to 500' })
+  const order = query.get('order') ?? opts.order ?? 'asc'
+  if (order !== 'asc' && order !== 'desc') details.push({ field: 'order', message: "must be 'asc' or 'desc'" })
+  if (details.length > 0 && opts.problems === undefined) throw invalidListQuery(details)
+  return { limit, cursor: query.get('cursor') ?? undefined, order: order as 'asc' | 'desc' }
 }

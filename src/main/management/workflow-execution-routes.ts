@@ -12,7 +12,7 @@ const MODES = ['gateway', 'test', 'manual', 'replay', 'trigger']
 
 export function registerWorkflowExecutionRoutes (router: Router, deps: WorkflowRunDeps): void {
   router.add('GET', '/api/v1/workflows/:workflowId/executions', async ctx => {
-    const pq = pageQuery(ctx.query)
+    const pq = pageQuery(ctx.query, { filters: ['status', 'mode'] })
     const status = ctx.query.get('status') ?? undefined
     const mode = ctx.query.get('mode') ?? undefined
     if (status !== undefined && !STATUSES.includes(status)) throw validationFailed(`status must be one of ${STATUSES.join(', ')}.`, [{ field: 'status', message: `must be one of ${STATUSES.join(', ')}` }])

@@ -3,25 +3,26 @@ import type { RequestRecord } from '../observability/types.js'
 import { iso, page, whereOf, type PageQuery } from './rows.js'
 import type { Queryable, Store } from './types.js'
 
-const COLS = ['occurred_at', 'request_id', 'collection_id', 'proxy_id', 'client_id', 'profile_id', 'method', 'path', 'status', 'duration_ms', 'upstream_ms', 'bytes_in', 'bytes_out']
+// One JSON parameter per batch, unpacked by the database: binding 13 parameters per row cost the
+// gateway's thread more than the insert itself (pg serialises each; PGlite parses each).
+const INSERT = `INSERT INTO request_logs (occurred_at, request_id, collection_id, proxy_id, client_id, profile_id, method, path, status, duration_ms, upstream_ms, bytes_in, bytes_out)
+SELECT to_timestamp(r."time" / 1000.0), r.request_id, r.collection_id, r.proxy_id, r.client_id, r.profile_id, r.method, left(r.path, 2048), r.status, r.duration_ms, r.upstream_ms,
+  least(r.bytes_in, 2000000000)::integer, least(r.bytes_out, 2000000000)::integer
+FROM jsonb_to_recordset($1::jsonb) AS r("time" double precision, request_id text, collection_id text, proxy_id text, client_id text, profile_id text,
+  method text, path text, status integer, duration_ms double precision, upstream_ms double precision, bytes_in bigint, bytes_out bigint)`
 
-/** One multi-row INSERT per batch. */
+/** One INSERT per batch, the rows travelling as one JSON array. */
 export async function insertRequestLogs (store: Store, records: RequestRecord[]): Promise<void> {
   if (records.length === 0) return
-  const params: unknown[] = []
-  const rows = records.map(r => {
-    const vals = [new Date(r.time).toISOString(), r.request_id, r.collection_id, r.proxy_id, r.client_id, r.profile_id, r.method,
-      r.path.slice(0, 2048), r.status, r.duration_ms, r.upstream_ms, Math.min(r.bytes_in, 2_000_000_000), Math.min(r.bytes_out, 2_000_000_000)]
-    return `(${vals.map(v => { params.push(v); return `$${params.length}` }).join(', ')})`
-  })
-  await store.query(`INSERT INTO request_logs (${COLS.join(', ')}) VALUES ${rows.join(', ')}`, params)
+  await store.query(INSERT, [JSON.stringify(records)])
 }
 
 export interface RequestLogFilter {
   collection_id?: string, proxy_id?: string, client_id?: string, profile_id?: string, status?: number, method?: string, since?: string, until?: string
 }
 
-export async function listRequestLogs (q: Queryable, pq: PageQuery, f: RequestLogFilter): Promise<Page<Record<string, unknown>>> {
+/** Newest first unless `pq.order` is 'asc'. */
+export async function listRequestLogs (q: Queryable, pq: PageQuery & { order?: 'asc' | 'desc' }, f: RequestLogFilter): Promise<Page<Record<string, unknown>>> {
   const { where, params } = whereOf([
     ['collection_id = ?', f.collection_id], ['proxy_id = ?', f.proxy_id], ['client_id = ?', f.client_id], ['profile_id = ?', f.profile_id],
     ['status = ?', f.status], ['method = ?', f.method], ['occurred_at >= ?', f.since], ['occurred_at < ?', f.until]
@@ -40,7 +41,7 @@ export async function listRequestLogs (q: Queryable, pq: PageQuery, f: RequestLo
     upstream_ms: r.upstream_ms === null ? null : Number(r.upstream_ms),
     bytes_in: Number(r.bytes_in),
     bytes_out: Number(r.bytes_out)
-  }))
+  }), pq.order ?? 'desc')
 }
 
 export async function pruneRequestLogs (store: Store, olderThan: Date): Promise<number> {

@@ -10,6 +10,14 @@
  * key is seen here: workers keep the compiled plan (workers/engine/plan.ts), so
  * later tasks go without it, and a worker that does not hold it (another thread,
  * evicted, restarted) answers plan_missing and gets the task again in full.
+ *
+ * Two lanes, each its own set of threads: runs that may spend CPU in code nodes go to
+ * the `cpu` lane, the rest to the `light` lane. A code node holds its thread for up to
+ * a second; without lanes, a trivial run sharing a thread with spinning ones waited for
+ * all of them in turn. Across lanes the operating system shares the cores fairly.
+ *
+ *   run ─┬─ uses code_node ─> cpu lane   (WORKERS threads, 16 runs each)
+ *        └─ otherwise ──────> light lane (WORKERS threads, 16 runs each)
  */
 import fs from 'node:fs'
 import { fileURLToPath } from 'node:url'
@@ -27,8 +35,10 @@ export interface RunHooks {
   kv?: KeyValueCache
 }
 
+export type Lane = 'light' | 'cpu'
+
 export interface WorkflowPool {
-  run (task: RunTask, hooks?: RunHooks): Promise<ExecutionResult>
+  run (task: RunTask, hooks?: RunHooks, lane?: Lane): Promise<ExecutionResult>
   readonly threads: number
   close (): Promise<void>
 }
@@ -50,9 +60,18 @@ const MAX_SENT_KEYS = 4096
 export const RUNS_PER_WORKER = 16
 
 export function createWorkflowPool (threads: number): WorkflowPool {
+  const lanes = { light: lane(threads, 1), cpu: lane(threads, 0) }
+  return {
+    threads,
+    run: async (task, hooks, which = 'light') => await lanes[which].run(task, hooks),
+    async close () { await Promise.all([lanes.light.close(), lanes.cpu.close()]) }
+  }
+}
+
+function lane (threads: number, minThreads: number): Omit<WorkflowPool, 'threads'> {
   // recordTiming off: nothing reads Piscina's run/wait histograms, and they cost a sample per task.
   const pool = new Piscina<RunTask, ExecutionResult>({
-    filename: workerFile(), minThreads: 1, maxThreads: threads, idleTimeout: 60_000, recordTiming: false, concurrentTasksPerWorker: RUNS_PER_WORKER
+    filename: workerFile(), minThreads, maxThreads: threads, idleTimeout: 60_000, recordTiming: false, concurrentTasksPerWorker: RUNS_PER_WORKER
   })
   const sent = new Set<string>()
   const submit = async (task: RunTask, hooks: RunHooks | undefined): Promise<ExecutionResult> => {
@@ -83,7 +102,6 @@ export function createWorkflowPool (threads: number): WorkflowPool {
     }
   }
   return {
-    threads,
     run: submit,
     async close () { await pool.destroy() }
   }

@@ -151,7 +151,8 @@ export function createRunner (deps: RunnerDeps): Runner {
     // Hooks cost a message channel per run: only for a stream, or a cache node that needs the shared cache.
     const kv = deps.kv !== undefined && usesNodeType('cache_lookup_node', def, subworkflows) ? deps.kv : undefined
     const hooks = req.hooks?.onEvent !== undefined || kv !== undefined ? { kv, onEvent: req.hooks?.onEvent } : undefined
-    const result = await box.submit(async () => await deps.pool.run(task, hooks), deadline)
+    const lane = usesNodeType('code_node', def, subworkflows) ? 'cpu' : 'light'
+    const result = await box.submit(async () => await deps.pool.run(task, hooks, lane), deadline)
     const keep = result.status === 'success' ? storesSuccess : storesError
     const record: ExecutionRecord = {
       id: executionId,
@@ -187,8 +188,8 @@ export function createRunner (deps: RunnerDeps): Runner {
     run,
     async gateway (route, trigger) {
       const def = route.workflow!
-      const { result } = await run({ proxy: route.proxy, definition: def, mode: 'gateway', trigger_output: trigger, saved: true, persist: 'settings', definition_key: planKey(route), lean: true })
-      return answerOf(result, def)
+      const { result, record } = await run({ proxy: route.proxy, definition: def, mode: 'gateway', trigger_output: trigger, saved: true, persist: 'settings', definition_key: planKey(route), lean: true })
+      return answerOf(result, def, record.id)
     },
     async settled () { await chain }
   }
@@ -200,11 +201,22 @@ export function planKey (route: GatewayRoute): string | undefined {
   return p.version === undefined ? undefined : `${p.id}:${p.workflow_id}:${p.version}`
 }
 
+/**
+ * A failed run as a gateway caller sees it: a generic sentence, since the failure's text can
+ * name private addresses, code-node exceptions and sub-workflow ids. `internal` goes to the
+ * log with the request id; the execution record keeps the same details.
+ */
+export class WorkflowFailed extends AppError {
+  constructor (readonly internal: { execution_id: string, node_id: string | null, error: string }) {
+    super(500, 'workflow_failed', 'The workflow failed. Quote the request id to the API owner: the details are in the gateway log and the execution record.')
+  }
+}
+
 /** What the gateway answers for a finished run: the workflow's response, or 504 / 500 workflow_failed. */
-export function answerOf (result: ExecutionResult, def: WorkflowDefinition): WorkflowResponse {
+export function answerOf (result: ExecutionResult, def: WorkflowDefinition, executionId: string): WorkflowResponse {
   if (result.status === 'timeout') throw gatewayTimeout(`The workflow did not finish within ${def.runtime_settings?.timeout_ms ?? DEFAULT_TIMEOUT_MS} ms.`)
   if (result.status === 'error' || result.response === null) {
-    throw new AppError(500, 'workflow_failed', `The workflow failed${result.error?.node_id != null ? ` at node '${result.error.node_id}'` : ''}: ${result.error?.message ?? 'no answer'}`)
+    throw new WorkflowFailed({ execution_id: executionId, node_id: result.error?.node_id ?? null, error: result.error?.message ?? 'the workflow gave no answer' })
   }
   return result.response
 }

@@ -41,6 +41,9 @@ for (const kind of STORE_KINDS) {
         t.match(r.body.error.details, [{ field: bad.split('=')[0] }])
       }
       t.equal((await m.call('GET', `${list}${q}limit=500`, { role: 'viewer' })).status, 200, `${list}: limit=500 is allowed`)
+      r = await m.call('GET', `${list}${q}sort=name&limit=2`, { role: 'viewer' })
+      t.equal(r.status, 400, `${list}: an unknown query parameter is refused, not ignored`)
+      t.match(r.body.error, { code: 'validation_failed', message: /^Unknown query parameter 'sort' \(it takes limit, cursor/, details: [{ field: 'sort' }] }, `${list}: the answer names it`)
     }
   })
 }

@@ -12,7 +12,7 @@ import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/
 import { loadConfig } from '../../../src/main/config/config.js'
 import { start, type Service } from '../../../src/main/server.js'
 import { createTempDir, createTestDatabase, silentLogger } from '../../helpers/db.js'
-import { uniquePrefix } from '../cache/shared.js'
+import { REDIS_URL, uniquePrefix } from '../cache/shared.js'
 
 const NAMED = ['workflow_test_workflow_stream', 'workflow_trigger_test_listen', 'workflow_trigger_test_stream', 'workflow_list_nodes', 'workflow_test_node',
   'update_proxy_workflow', 'validate_proxy_workflow', 'execute_workflow_partial', 'list_workflow_versions', 'restore_workflow_version']
@@ -37,6 +37,9 @@ async function connect (t: Test, s: Service, token: string, sessionId?: string):
 }
 
 const json = (r: any) => JSON.parse(r.content[0].text)
+
+// Three full services start here (one with PostgreSQL and Redis): slow on a loaded machine.
+t.setTimeout(600_000)
 
 t.test('the management MCP through the SDK client', async t => {
   const s = await service(t, { DATABASE_URL: '', CACHE_TYPE: 'memory' })
@@ -170,7 +173,7 @@ t.test('refusals at the door', async t => {
 t.test('one session across two instances through Redis', async t => {
   const url = await createTestDatabase(t)
   const dataDir = await createTempDir(t) // one local issuer key: both instances accept the same token
-  const env = { DATABASE_URL: url, CACHE_TYPE: 'redis' }
+  const env = { DATABASE_URL: url, CACHE_TYPE: 'redis', REDIS_URL }
   const prefix = uniquePrefix('mcp-two')
   const mk = async () => {
     const s = await start(loadConfig({ PORT: '0', HOST: '127.0.0.1', MANAGEMENT_PORT: '0', LOG_LEVEL: 'silent', WORKERS: '1', DATA_DIR: dataDir, ...env }), { logger: silentLogger, keyPrefix: prefix })

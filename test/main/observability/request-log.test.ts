@@ -45,10 +45,18 @@ for (const kind of STORE_KINDS) {
     }
     const logs = (await api('GET', `/api/v1/request-logs?proxy_id=${ok.id}`)).body
     t.equal(logs.items.length, 6, 'every request to the proxy is logged')
-    t.match(logs.items[0], { collection_id: c.id, proxy_id: ok.id, method: 'GET', path: '/o/ok', status: 200, bytes_out: 10, client_id: null })
-    t.type(logs.items[0].request_id, 'string')
-    t.type(logs.items[0].duration_ms, 'number')
-    t.equal(logs.items[5].bytes_in, 5)
+    t.match(logs.items[5], { collection_id: c.id, proxy_id: ok.id, method: 'GET', path: '/o/ok', status: 200, bytes_out: 10, client_id: null })
+    t.type(logs.items[5].request_id, 'string')
+    t.type(logs.items[5].duration_ms, 'number')
+    t.match(logs.items[0], { method: 'POST', bytes_in: 5 }, 'newest first by default')
+    t.same(logs.items.map((x: any) => x.request_id), ids.slice(0, 6).reverse(), 'newest first, in the order the client sent them')
+    const oldest = (await api('GET', `/api/v1/request-logs?proxy_id=${ok.id}&order=asc`)).body
+    t.same(oldest.items.map((x: any) => x.request_id), ids.slice(0, 6), '?order=asc: oldest first')
+    t.same((await api('GET', `/api/v1/request-logs?proxy_id=${ok.id}&order=desc&limit=2`)).body.items.map((x: any) => x.request_id), ids.slice(4, 6).reverse())
+    const unknown = await api('GET', '/api/v1/request-logs?sort=desc&proxy=x&order=sideways')
+    t.equal(unknown.status, 400, 'unknown query parameters are refused')
+    t.match(unknown.body.error.message, /^Unknown query parameters 'sort', 'proxy' \(it takes limit, cursor, order, collection_id.*\); order must be 'asc' or 'desc'\.$/)
+    t.same(unknown.body.error.details.map((d: any) => d.field), ['sort', 'proxy', 'order'], 'every problem at once')
     const fails = (await api('GET', '/api/v1/request-logs?status=500')).body
     t.equal(fails.items.length, 2)
     t.ok(fails.items.every((x: any) => x.proxy_id === bad.id))
@@ -76,7 +84,7 @@ for (const kind of STORE_KINDS) {
     t.equal((await api('GET', '/api/v1/request-logs?since=yesterday')).status, 400)
 
     // Retention: records older than the period are pruned, newer ones stay.
-    await insertRequestLogs(s.store, [{ ...logs.items[0], time: Date.now() - 100 * 3_600_000, proxy_id: 'old' }])
+    await insertRequestLogs(s.store, [{ ...logs.items[5], time: Date.now() - 100 * 3_600_000, proxy_id: 'old' }])
     t.equal((await api('GET', '/api/v1/request-logs?proxy_id=old')).body.items.length, 1)
     t.equal(await pruneRequestLogs(s.store, new Date(Date.now() - config.REQUEST_LOG_RETENTION_HOURS * 3_600_000)), 1)
     t.equal((await api('GET', '/api/v1/request-logs?proxy_id=old')).body.items.length, 0, 'the old record is gone')
@@ -100,5 +108,7 @@ for (const kind of STORE_KINDS) {
     t.equal(value('gatehouse_proxy_errors_total', { proxy_id: ok.id, class: '4xx' }), 0)
     t.equal(value('gatehouse_proxy_duration_ms_count', { proxy_id: ok.id }), 6)
     t.equal(value('gatehouse_proxy_duration_ms_bucket', { proxy_id: ok.id, le: '+Inf' }), 6)
+    t.equal(value('gatehouse_request_log_dropped_total', {}), 0, 'nothing dropped')
+    t.ok((value('gatehouse_request_log_written_total', {}) ?? 0) >= 9, 'written records are counted')
   })
 }
