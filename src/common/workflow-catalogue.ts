@@ -89,11 +89,11 @@ export const NODE_CATALOGUE: readonly NodeDescription[] = [
     '{request: {method, path, path_params, query, headers, body}}; {{trigger.params.<name>}} reads a path parameter.'),
   trigger('manual_trigger', 'Runs when started from the builder (POST /api/v1/workflows/:workflowId/manual-run).', {}, [],
     '{triggered_at, trigger: "manual"}'),
-  trigger('cron_trigger', 'Runs on a schedule while the workflow is enabled and the proxy published.', {
+  trigger('cron_trigger', 'Runs on a schedule while the workflow is enabled and the proxy published; each slot runs once across instances; missed slots are not caught up.', {
     cron_expression: required('a cron expression (5 or 6 fields), e.g. "*/5 * * * *"'),
     timezone: text('an IANA time zone, e.g. "Europe/Paris" (default UTC)'),
     enabled: { type: 'boolean', description: 'false pauses the schedule' }
-  }, ['cron_expression'], '{triggered_at, trigger: "cron"}'),
+  }, ['cron_expression'], '{triggered_at (the slot time), trigger: "cron", schedule, timezone, run_id (the execution id)}'),
   trigger('broker_consumer', 'Runs for every message consumed from a broker topic.', {
     credentials_id: required('id of the broker credential'),
     topic: required('topic to consume'),
@@ -101,13 +101,13 @@ export const NODE_CATALOGUE: readonly NodeDescription[] = [
     enabled: { type: 'boolean', description: 'false stops consuming' },
     commit_mode: { type: 'string', description: 'when offsets are committed' },
     poll_timeout_ms: { type: 'integer', minimum: 1, maximum: 600_000, description: 'an integer from 1 to 600000' }
-  }, ['credentials_id', 'topic'], 'the consumed message (topic, partition, offset, key, value, headers)'),
-  trigger('imap_trigger', 'Runs for every new email in a mailbox.', {
+  }, ['credentials_id', 'topic'], '{topic, partition, offset, key, message, headers, run_id}'),
+  trigger('imap_trigger', 'Runs once for every new unseen email in a mailbox (one instance owns the mailbox; IDLE where offered, polling otherwise).', {
     credentials_id: required('id of the imap credential'),
     mailbox: text('mailbox to watch (default "Inbox")'),
-    poll_interval_seconds: { type: 'integer', minimum: 1, maximum: 86_400, description: 'an integer from 1 to 86400' },
+    poll_interval_seconds: { type: 'integer', minimum: 1, maximum: 86_400, description: 'seconds between mailbox checks, 1 to 86400 (default 60; with IDLE a safety check)' },
     mark_as_seen: { type: 'boolean', description: 'mark processed emails as seen' }
-  }, ['credentials_id'], 'the email (uid, subject, from, to, date, text, html, attachments)'),
+  }, ['credentials_id'], '{subject, from, to, date, body_text, body_html (decoded, each at most 1 MiB), uid, mailbox, run_id}'),
   plain('http_request_node', 'action', 'Calls an HTTP API. A non-2xx answer fails the run unless a condition node right after it tests {{<name>.response.status}}.', {
     method: { anyOf: [{ type: 'string', pattern: '^(?:[Gg][Ee][Tt]|[Pp][Oo][Ss][Tt]|[Pp][Uu][Tt]|[Pp][Aa][Tt][Cc][Hh]|[Dd][Ee][Ll][Ee][Tt][Ee]|[Hh][Ee][Aa][Dd]|[Oo][Pp][Tt][Ii][Oo][Nn][Ss])$' }, expr], description: 'GET, POST, PUT, PATCH, DELETE, HEAD or OPTIONS (default GET)' },
     url: required('absolute http:// or https:// URL; may embed {{ }} expressions'),

@@ -83,11 +83,11 @@ export async function start (config: Readonly<Config>, opts: StartOptions = {}):
     // Half the pool's run slots per proxy by default: a flood on one proxy leaves the other half to the rest.
     defaultLimits: { maxQueue: 100, maxConcurrent: Math.max(2, config.WORKERS * RUNS_PER_WORKER / 2) }
   })
-  const triggers = createTriggers({ store, runner, hub, kv: shared.kv, locks: shared.locks, logger, heartbeatMs: config.TRIGGER_HEARTBEAT_MS })
-  metrics.addSource(() => triggers.prometheus())
   const listens = createTriggerListens({ onChange: () => { pendingReload = routes.reload().catch(() => {}) } })
   const workflows = gatewayWorkflows(runner, listens)
   const secretsKey = await loadSecretsKey({ secretsKey: config.SECRETS_KEY, dataDir: config.DATA_DIR })
+  const triggers = createTriggers({ store, runner, hub, kv: shared.kv, locks: shared.locks, logger, secretsKey, heartbeatMs: config.TRIGGER_HEARTBEAT_MS })
+  metrics.addSource(() => triggers.prometheus())
   const access: { current: AccessSnapshot } = { current: EMPTY_ACCESS }
   const portal = createPortal(loadStaticFiles(builtUiDir('portal'), { spa: false }))
   const gateway = createGateway({
@@ -113,7 +113,7 @@ export async function start (config: Readonly<Config>, opts: StartOptions = {}):
     settle: async () => { await pendingReload }
   })
   registerObservabilityRoutes(management.router, store, metrics)
-  registerWorkflowRunRoutes(management.router, { store, runner, listens })
+  registerWorkflowRunRoutes(management.router, { store, runner, listens, capture: triggers.capture })
   registerTriggerRoutes(management.router, { store, health: triggers.health })
   management.router.add('GET', '/api/v1/events/stream', async ctx => {
     await handleEventStream(ctx.req, ctx.res, hub, { pingIntervalMs: config.SSE_PING_INTERVAL_MS })

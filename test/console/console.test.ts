@@ -55,6 +55,27 @@ t.test('console', async t => {
     const listed = await svc.call('GET', '/proxies')
     t.match(listed.body.items, [{ name: 'invoice', path: '/invoices/{id}', status: 'published' }])
     await screenshot(page, 'collection')
+
+    // Bulk: a second proxy (made elsewhere, shown live), both selected and published, then deleted.
+    const billing = listed.body.items[0].collection_id
+    await svc.call('POST', '/proxies', { collection_id: billing, name: 'refund', methods: ['POST'], path: '/refunds' })
+    await page.getByRole('button', { name: 'refund' }).waitFor({ timeout: 10_000 })
+    await page.getByLabel('Select all').check()
+    await page.getByLabel('Bulk actions').getByRole('button', { name: 'Publish', exact: true }).click()
+    await page.getByRole('cell', { name: 'draft' }).waitFor({ state: 'detached' })
+    t.same((await svc.call('GET', `/proxies?collection_id=${billing}`)).body.items.map((p: { status: string }) => p.status), ['published', 'published'])
+
+    // Export downloads the collection file; Duplicate opens the copy.
+    const [download] = await Promise.all([page.waitForEvent('download'), page.getByRole('button', { name: 'Export' }).click()])
+    t.equal(download.suggestedFilename(), 'billing.gatehouse.json')
+    await page.getByRole('button', { name: 'Duplicate', exact: true }).first().click()
+    await page.getByRole('heading', { name: /billing \(copy\)/ }).waitFor()
+    t.equal(await page.getByRole('cell', { name: 'draft' }).count(), 2, "the copy's proxies are drafts")
+
+    page.on('dialog', d => { void d.accept() })
+    await page.getByLabel('Select all').check()
+    await page.getByLabel('Bulk actions').getByRole('button', { name: 'Delete', exact: true }).click()
+    await page.getByText('No proxies in this collection yet.').waitFor()
     await page.close()
   })
 

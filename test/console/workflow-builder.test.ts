@@ -102,4 +102,20 @@ t.test('build, save, validate and run a workflow by dragging', async t => {
   t.same(saved.body.workflow.edges.map((e: any) => [e.source, e.target, e.sourceHandle ?? null]).sort(), [
     ['condition', 'response', 'true'], ['condition', 'response_2', 'false'], ['http_request', 'condition', null], ['trigger', 'http_request', null]
   ])
+
+  // Saved elsewhere with nothing unsaved here: the graph reloads.
+  const remote = saved.body.workflow
+  remote.nodes.find((n: any) => n.id === 'response_2').name = 'sorry'
+  t.equal((await svc.call('PUT', `/proxies/${proxy.body.id}/workflow`, { workflow: remote }, 'editor')).status, 200)
+  await page.locator('[data-testid="node-sorry"]').waitFor({ timeout: 10_000 })
+  // Saved elsewhere while this tab has unsaved edits: a banner, and the edits stay.
+  await page.locator('[data-testid="node-trigger"]').click()
+  await page.getByLabel('Node name').fill('entry')
+  remote.nodes.find((n: any) => n.id === 'response').name = 'fine'
+  t.equal((await svc.call('PUT', `/proxies/${proxy.body.id}/workflow`, { workflow: remote }, 'editor')).status, 200)
+  await page.getByText('This workflow was saved elsewhere while you have unsaved edits.').waitFor({ timeout: 10_000 })
+  t.equal(await page.locator('[data-testid="node-entry"]').count(), 1, 'the unsaved edit is still on screen')
+  await page.getByRole('button', { name: 'Load the saved workflow' }).click()
+  await page.locator('[data-testid="node-fine"]').waitFor()
+  t.equal(await page.locator('[data-testid="node-entry"]').count(), 0, 'loading the saved workflow discards the edit')
 })

@@ -41,6 +41,10 @@ export interface Dovecot {
   certPem?: string
   deliver (rawEml: string, mailbox?: string): Promise<void>
   createMailbox (name: string): Promise<void>
+  /** Deletes a mailbox and its messages (created again, it gets a new UIDVALIDITY). */
+  deleteMailbox (name: string): Promise<void>
+  /** The IMAP flags of the message with this UID (for example ['\\Seen']). */
+  flags (uid: number, mailbox?: string): Promise<string[]>
   stop (): Promise<void>
 }
 
@@ -79,7 +83,8 @@ function groupName (): string {
   return r.status === 0 ? r.stdout.trim() : String(os.userInfo().gid)
 }
 
-export async function startDovecot (opts: { tls?: boolean } = {}): Promise<Dovecot> {
+/** `idle: false` leaves IDLE out of the advertised capabilities (clients then poll). */
+export async function startDovecot (opts: { tls?: boolean, idle?: boolean } = {}): Promise<Dovecot> {
   if (spawnSync('dovecot', ['--version']).status !== 0) {
     throw new Error('dovecot is not installed: run scripts/test-services.sh (as root)')
   }
@@ -127,6 +132,7 @@ export async function startDovecot (opts: { tls?: boolean } = {}): Promise<Dovec
     `passdb {\n  driver = passwd-file\n  args = scheme=PLAIN username_format=%u ${dir}/users\n}`,
     `userdb {\n  driver = passwd-file\n  args = username_format=%u ${dir}/users\n}`,
     `mail_location = maildir:${mailRoot}/%u`,
+    ...(opts.idle === false ? ['imap_capability = IMAP4rev1 SASL-IR LOGIN-REFERRALS ID ENABLE LITERAL+ UIDPLUS'] : []),
     // Mode 0 on this socket turns off the growing delay after failed logins (Dovecot's documented switch).
     'service anvil {\n  chroot =\n  unix_listener anvil-auth-penalty {\n    mode = 0\n  }\n}',
     // No chroot: an unprivileged master cannot chroot its children, and tests gain nothing from it.
@@ -182,6 +188,15 @@ export async function startDovecot (opts: { tls?: boolean } = {}): Promise<Dovec
     user,
     password,
     createMailbox,
+    async deleteMailbox (name) {
+      const r = await doveadm(['mailbox', 'delete', '-u', user, '-r', name])
+      if (r.code !== 0) throw new Error(`doveadm mailbox delete ${name} failed: ${r.out}`)
+    },
+    async flags (uid, mailbox = 'INBOX') {
+      const r = await doveadm(['fetch', '-u', user, 'flags', 'mailbox', mailbox, 'uid', String(uid)])
+      if (r.code !== 0) throw new Error(`doveadm fetch failed: ${r.out}`)
+      return (/flags:(.*)/.exec(r.out)?.[1] ?? '').trim().split(/\s+/).filter(Boolean)
+    },
     async deliver (rawEml: string, mailbox = 'INBOX') {
       if (mailbox.toUpperCase() !== 'INBOX') await createMailbox(mailbox)
       const r = await doveadm(['save', '-u', user, '-m', mailbox], rawEml)

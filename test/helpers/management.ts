@@ -5,6 +5,7 @@ import type { EventInput, EventSink } from '../../src/main/events/types.js'
 import { createManagementServer, type ManagementServer } from '../../src/main/management/server.js'
 import type { Store } from '../../src/main/store/types.js'
 import type { Logger } from '../../src/main/logger.js'
+import type { StaticFiles } from '../../src/main/static/static-files.js'
 import { openTestStore, silentLogger, createTempDir, type StoreKind } from './db.js'
 
 interface T { teardown (fn: () => unknown): void }
@@ -21,7 +22,7 @@ export interface TestManagement {
   call (method: string, path: string, opts?: { role?: 'viewer' | 'editor' | 'admin' | null, body?: unknown, headers?: Record<string, string> }): Promise<{ status: number, body: any, headers: Headers }>
 }
 
-export async function startManagement (t: T, kind: StoreKind = 'embedded', opts: { logger?: Logger } = {}): Promise<TestManagement> {
+export async function startManagement (t: T, kind: StoreKind = 'embedded', opts: { logger?: Logger, consoleFiles?: StaticFiles } = {}): Promise<TestManagement> {
   const store = await openTestStore(t, kind)
   const dataDir = await createTempDir(t)
   const config = loadConfig({ MANAGEMENT_PORT: '0', DATA_DIR: dataDir, LOG_LEVEL: 'silent' })
@@ -33,7 +34,8 @@ export async function startManagement (t: T, kind: StoreKind = 'embedded', opts:
   const server = createManagementServer({
     config, logger, store, auth, events: sink,
     onConfigChange: () => { h.configChanges++ },
-    readiness: async () => ({ ok: true, checks: { database: 'ok' } })
+    readiness: async () => ({ ok: true, checks: { database: 'ok' } }),
+    consoleFiles: opts.consoleFiles
   })
   const { port } = await server.listen()
   t.teardown(async () => { await server.close() })

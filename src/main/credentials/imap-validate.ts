@@ -47,6 +47,11 @@ function classify (err: ImapFlowError, stage: Stage, c: ImapConfig): { reason: I
   return { reason: 'protocol_error', message: `The server at ${where} did not answer as an IMAP server is expected to${code.length > 0 ? ` (${code})` : ''}.` }
 }
 
+/** A message a user can act on for an imapflow failure while connecting ('connect') or opening the mailbox; never the password. */
+export function imapFailureMessage (err: unknown, stage: Stage, c: ImapConfig): string {
+  return scrub(classify(err as ImapFlowError, stage, c).message, c.password)
+}
+
 function timedOut (c: ImapConfig) {
   return { reason: 'timeout' as const, message: `The IMAP server at ${c.host}:${c.port} did not answer within the time allowed.` }
 }

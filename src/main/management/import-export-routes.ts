@@ -29,7 +29,7 @@ import type { RequestContext, Router } from './router.js'
 import { ajv } from '../validation/ajv.js'
 import type { ManagementDeps } from './server.js'
 import { basePathProblem, checkCollectionFields, checkProxyPaths, etag, upstreamProblem } from './validation.js'
-import { checkDefinition, defaultDefinition } from './workflow-definition.js'
+import { checkDefinition, defaultDefinition } from '../workflows/definition.js'
 
 const MiB = 1024 * 1024
 

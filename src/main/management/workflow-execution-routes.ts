@@ -5,7 +5,7 @@ import { getProxyByWorkflowId } from '../store/workflows.js'
 import type { Router } from './router.js'
 import { pageQuery } from './validation.js'
 import type { WorkflowRunDeps } from './workflow-run-routes.js'
-import { prepareRun } from './workflow-run-request.js'
+import { prepareRun } from '../workflows/run-request.js'
 
 const STATUSES = ['success', 'error', 'timeout']
 const MODES = ['gateway', 'test', 'manual', 'replay', 'trigger']

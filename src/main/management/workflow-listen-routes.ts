@@ -1,24 +1,28 @@
 /**
- * Trigger test-listen (start/stream pair; http_trigger): capture the next request
- * to the proxy's gateway path, even while the workflow is disabled, and stream it
- * and its run.
+ * Trigger test-listen (one start/stream pair for every kind), even while the
+ * workflow is disabled: http_trigger captures the next request to the proxy's
+ * gateway path; cron fires once at once; IMAP waits read-only for the first
+ * unseen email. The captured output and its run (mode test) are streamed.
  *   POST   /workflows/:workflowId/trigger-test/listen            start (answers the session)
  *   GET    /workflows/:workflowId/trigger-test/:listenId/stream  Server-Sent Events
  *   DELETE /workflows/:workflowId/trigger-test/:listenId         stop waiting
  */
-import { badRequest, conflict, notFound } from '../../common/errors.js'
+import { badRequest, conflict, errorBody, notFound, toAppError } from '../../common/errors.js'
 import { ENTRY_TRIGGER_TYPES } from '../../common/workflow-catalogue.js'
 import { getCollection } from '../store/collections.js'
 import type { Store } from '../store/types.js'
 import { getProxyByWorkflowId } from '../store/workflows.js'
+import type { CaptureTrigger } from '../triggers/test-capture.js'
+import { runListened } from '../workflows/listen-gateway.js'
+import type { Runner } from '../workflows/runner.js'
 import type { TriggerListens } from '../workflows/trigger-listen.js'
 import type { Router } from './router.js'
-import { checkDefinition, invalidDefinition } from './workflow-definition.js'
+import { checkDefinition, invalidDefinition } from '../workflows/definition.js'
 
 const DEFAULT_TIMEOUT_S = 120
 const BUILDER = { role: 'editor' as const, audit: false as const }
 
-export function registerWorkflowListenRoutes (router: Router, deps: { store: Store, listens: TriggerListens }): void {
+export function registerWorkflowListenRoutes (router: Router, deps: { store: Store, listens: TriggerListens, runner: Pick<Runner, 'run'>, capture?: CaptureTrigger }): void {
   router.add('POST', '/api/v1/workflows/:workflowId/trigger-test/listen', async ctx => {
     const proxy = await getProxyByWorkflowId(deps.store, ctx.params.workflowId)
     const def = proxy.workflow
@@ -26,17 +30,34 @@ export function registerWorkflowListenRoutes (router: Router, deps: { store: Sto
     const problems = checkDefinition(def, { enabled: true })
     if (problems.length > 0) throw invalidDefinition(problems)
     const trigger = def.nodes.find(n => ENTRY_TRIGGER_TYPES.includes(n.type))!
+    const seconds: number = ctx.body?.timeout_seconds ?? DEFAULT_TIMEOUT_S
+    const stream = (id: string) => `/api/v1/workflows/${proxy.workflow_id}/trigger-test/${id}/stream`
     if (trigger.type !== 'http_trigger') {
-      throw badRequest(`Test-listen is available for http_trigger workflows; this one starts with ${trigger.type}. Run POST /api/v1/workflows/${proxy.workflow_id}/test with an "input" instead.`)
+      const capture = deps.capture
+      if (capture === undefined || !['cron_trigger', 'imap_trigger'].includes(trigger.type)) {
+        throw badRequest(`Test-listen is available for http_trigger, cron_trigger and imap_trigger workflows, not ${trigger.type}; run POST /api/v1/workflows/${proxy.workflow_id}/test with an "input" instead.`)
+      }
+      // Cron fires once at once; IMAP waits read-only for the first unseen email. Neither needs the proxy published.
+      const session = deps.listens.start(proxy, trigger.type, '', seconds * 1000)
+      const ac = new AbortController()
+      deps.listens.subscribe(session.id, f => { if (f === null) ac.abort() })
+      capture(trigger, ac.signal).then(async output => {
+        if (deps.listens.take(proxy.id)?.id !== session.id) return
+        await runListened(deps.runner, deps.listens, session.id, { id: proxy.id, workflow_id: proxy.workflow_id }, def, output).catch(() => {})
+      }, (err: unknown) => {
+        if (ac.signal.aborted) return
+        deps.listens.emit(session.id, 'error', errorBody(toAppError(err)))
+        deps.listens.end(session.id, 'finished')
+      })
+      return { status: 200, body: { ...session, stream: stream(session.id) } }
     }
     const collection = await getCollection(deps.store, proxy.collection_id)
     if (proxy.status !== 'published' || collection.status !== 'active') {
       throw conflict(`Proxy '${proxy.name}' is not served at the gateway (${proxy.status !== 'published' ? 'it is a draft' : `collection '${collection.name}' is disabled`}); publish it to capture a request.`)
     }
     const path = (collection.base_path === '/' ? '' : collection.base_path) + proxy.path
-    const seconds: number = ctx.body?.timeout_seconds ?? DEFAULT_TIMEOUT_S
     const session = deps.listens.start(proxy, trigger.type, path, seconds * 1000)
-    return { status: 200, body: { ...session, stream: `/api/v1/workflows/${proxy.workflow_id}/trigger-test/${session.id}/stream` } }
+    return { status: 200, body: { ...session, stream: stream(session.id) } }
   }, { ...BUILDER, body: { type: 'object', additionalProperties: false, properties: { timeout_seconds: { type: 'integer', minimum: 1, maximum: 600 } } } })
 
   router.add('GET', '/api/v1/workflows/:workflowId/trigger-test/:listenId/stream', async ctx => {

@@ -11,15 +11,16 @@ import type { ServerResponse } from 'node:http'
 import { badRequest } from '../../common/errors.js'
 import type { Store } from '../store/types.js'
 import type { RunRequest, Runner } from '../workflows/runner.js'
+import type { CaptureTrigger } from '../triggers/test-capture.js'
 import type { TriggerListens } from '../workflows/trigger-listen.js'
 import type { Router } from './router.js'
 import { registerWorkflowListenRoutes } from './workflow-listen-routes.js'
 import { registerWorkflowExecutionRoutes } from './workflow-execution-routes.js'
 import {
   checkRunTargets, defaultTriggerOutput, manualTriggerOutput, nodeTestBodySchema, prepareRun, runBodySchema, withTriggerPin
-} from './workflow-run-request.js'
+} from '../workflows/run-request.js'
 
-export interface WorkflowRunDeps { store: Store, runner: Runner, listens: TriggerListens }
+export interface WorkflowRunDeps { store: Store, runner: Runner, listens: TriggerListens, capture?: CaptureTrigger }
 
 // Runs change nothing: the audit trail does not record them as changes.
 const BUILDER = { role: 'editor' as const, audit: false as const }

@@ -4,7 +4,7 @@ import { getWorkflowVersion, listWorkflowVersions } from '../store/workflow-vers
 import type { Router } from './router.js'
 import type { ManagementDeps } from './server.js'
 import { pageQuery, etag } from './validation.js'
-import { saveWorkflow, workflowBody } from './workflow-save.js'
+import { saveWorkflow, workflowBody } from '../workflows/save.js'
 
 export function registerWorkflowVersionRoutes (router: Router, deps: ManagementDeps): void {
   router.add('GET', '/api/v1/workflows/:workflowId/versions', async ctx => {

@@ -22,6 +22,11 @@ export interface McpHttpOptions {
   sessions: McpSessions
   /** A server with its handlers, for this one request. */
   build: () => Server
+  /**
+   * Answer as Server-Sent Events (default: one JSON answer). Needed for notifications sent while a
+   * request runs, such as progress of a streaming tool.
+   */
+  stream?: boolean
 }
 
 const rpcError = (status: number, code: number, message: string, headers: Record<string, string> = {}): Response =>
@@ -45,23 +50,43 @@ export async function serveMcpRequest (req: Request, o: McpHttpOptions): Promise
   const init = messages.find(m => typeof m === 'object' && m !== null && (m as { method?: unknown }).method === 'initialize') as { params?: { protocolVersion?: unknown } } | undefined
   if (init === undefined) {
     if (sid === null) return rpcError(400, -32000, 'Send the Mcp-Session-Id header from the initialize answer (or initialize first).')
-    if (await o.sessions.use(sid, o.owner) === undefined) return rpcError(404, -32001, 'Session not found; it has ended or expired. Initialize a new one.')
+    const session = await o.sessions.use(sid, o.owner)
+    if (session === undefined) return rpcError(404, -32001, 'Session not found; it has ended or expired. Initialize a new one.')
+    const version = req.headers.get('mcp-protocol-version')
+    if (version !== null && version !== session.protocol_version) {
+      return rpcError(400, -32000, `Bad Request: this session negotiated protocol version ${session.protocol_version}, not ${version}.`)
+    }
   }
 
   const server = o.build()
-  const transport = new WebStandardStreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true })
+  const transport = new WebStandardStreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: o.stream !== true })
   await server.connect(transport)
+  let res: Response
   try {
-    const res = await transport.handleRequest(req, { parsedBody: parsed })
-    if (init === undefined || res.status !== 200) return res
+    res = await transport.handleRequest(req, { parsedBody: parsed })
+  } catch (err) {
+    await server.close().catch(() => {})
+    throw err
+  }
+  const headers = new Headers(res.headers)
+  if (init !== undefined && res.status === 200) {
     // The version the SDK server answered with: the client's when supported, else the latest.
     const asked = init.params?.protocolVersion
     const version = typeof asked === 'string' && SUPPORTED_PROTOCOL_VERSIONS.includes(asked) ? asked : LATEST_PROTOCOL_VERSION
     const { id } = await o.sessions.open(o.owner, version)
-    const headers = new Headers(res.headers)
     headers.set(MCP_SESSION_HEADER, id)
-    return new Response(await res.arrayBuffer(), { status: res.status, headers })
-  } finally {
-    await server.close().catch(() => {})
   }
+  // A streamed answer is written while the handlers run: the server closes when the stream ends.
+  const source = res.body
+  if (source === null) { await server.close().catch(() => {}); return new Response(null, { status: res.status, headers }) }
+  const reader = source.getReader()
+  const close = async () => { await server.close().catch(() => {}) }
+  const body = new ReadableStream<Uint8Array>({
+    async pull (controller) {
+      const { done, value } = await reader.read()
+      if (done) { controller.close(); await close() } else controller.enqueue(value)
+    },
+    async cancel (reason) { await reader.cancel(reason).catch(() => {}); await close() }
+  })
+  return new Response(body, { status: res.status, headers })
 }

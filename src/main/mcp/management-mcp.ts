@@ -1,21 +1,17 @@
 /**
  * The management MCP at /api/v1 + MANAGEMENT_MCP_PATH (streamable HTTP, official SDK).
  *
- *   POST initialize ──► Origin/Host check ─► bearer (OIDC only) ─► open session (cache) ─► SDK ─► Mcp-Session-Id
- *   POST tools/call ──► Origin/Host check ─► bearer ─► session of this sub? ─► SDK ─► tool ─► invoke(route)
- *   DELETE          ──► … ─► close session                      GET ─► 405 (no server-initiated messages)
+ *   request ──► Origin/Host check ─► no gateway headers ─► OIDC bearer ─► session flow (http-session.ts:
+ *               initialize opens one, other calls need this user's, DELETE ends it) ─► SDK ─► tool ─► invoke(route)
  *
- * Sessions live in the shared key-value cache, not in the SDK's transport: each HTTP request gets
- * a fresh SDK server and a stateless transport, so any instance sharing the cache (Redis) serves
- * any session. Every tool call is a management operation run through `invoke`, with the role
+ * Sessions live in the shared key-value cache, not in the SDK's transport (http-session.ts, shared
+ * with the gateway MCP), so any instance sharing the cache (Redis) serves any session. Every tool call is a management operation run through `invoke`, with the role
  * check of its REST route, the same validation, events and audit entries (source `mcp`).
  */
 import type { IncomingMessage, ServerResponse } from 'node:http'
 import { Server } from '@modelcontextprotocol/sdk/server/index.js'
-import { WebStandardStreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js'
 import {
-  CallToolRequestSchema, ErrorCode, GetPromptRequestSchema, isInitializeRequest, LATEST_PROTOCOL_VERSION, ListPromptsRequestSchema,
-  ListToolsRequestSchema, McpError, SUPPORTED_PROTOCOL_VERSIONS, type CallToolResult
+  CallToolRequestSchema, ErrorCode, GetPromptRequestSchema, ListPromptsRequestSchema, ListToolsRequestSchema, McpError, type CallToolResult
 } from '@modelcontextprotocol/sdk/types.js'
 import { AppError, errorBody, serviceUnavailable, toAppError, unauthorized } from '../../common/errors.js'
 import type { Auth, User } from '../auth/verifier.js'
@@ -26,6 +22,7 @@ import type { AuditTrail } from '../management/audit-trail.js'
 import { readBody } from '../management/http-body.js'
 import { invoke, type Caller, type FrameSink } from '../management/operation.js'
 import type { RequestContext, Router } from '../management/router.js'
+import { serveMcpRequest } from './http-session.js'
 import { buildManagementTools, pathOf, type ManagementTool } from './management-tools.js'
 import { MANAGEMENT_PROMPTS, renderPrompt } from './management-prompts.js'
 import type { McpSessions } from './sessions.js'
@@ -82,55 +79,20 @@ export function createManagementMcp (deps: ManagementMcpDeps): ManagementMcp {
       refuse(req, res, e.status, e.message, e.headers ?? {})
       return
     }
-    const sessionId = header(req, 'mcp-session-id')
-    if (req.method === 'DELETE') {
-      if (sessionId === undefined) { refuse(req, res, 400, 'Send the Mcp-Session-Id header of the session to end.'); return }
-      if (await deps.sessions.use(sessionId, user.sub) === undefined) { refuse(req, res, 404, 'Session not found.', {}, -32001); return }
-      await deps.sessions.close(sessionId)
-      res.writeHead(204).end()
+    if (req.method !== 'POST' && req.method !== 'DELETE') {
+      refuse(req, res, 405, 'Use POST (JSON-RPC messages) or DELETE (end the session); this server sends no messages outside a request.', { allow: 'POST, DELETE' })
       return
     }
-    if (req.method === 'GET') {
-      refuse(req, res, 405, 'This server sends no messages outside a request; POST JSON-RPC messages instead.', { allow: 'POST, DELETE' })
-      return
-    }
-    if (req.method !== 'POST') { refuse(req, res, 405, 'Use POST (JSON-RPC messages) or DELETE (end the session).', { allow: 'POST, DELETE' }); return }
-
-    const raw = await readBody(req, MAX_BODY_BYTES)
-    let message: unknown
-    try { message = JSON.parse(raw.toString('utf8')) } catch (err) {
-      refuse(req, res, 400, `Parse error: ${(err as Error).message}`, {}, ErrorCode.ParseError)
-      return
-    }
-    const initialize = Array.isArray(message) ? message.some(isInitializeRequest) : isInitializeRequest(message)
-    const extraHeaders: Record<string, string> = {}
-    if (initialize) {
-      const init = (Array.isArray(message) ? message.find(isInitializeRequest) : message) as { params: { protocolVersion?: string } }
-      const requested = init.params.protocolVersion
-      // As the SDK negotiates: the client's version when supported, else the latest.
-      const version = requested !== undefined && SUPPORTED_PROTOCOL_VERSIONS.includes(requested) ? requested : LATEST_PROTOCOL_VERSION
-      const session = await deps.sessions.open(user.sub, version)
-      extraHeaders['mcp-session-id'] = session.id
-    } else {
-      if (sessionId === undefined) { refuse(req, res, 400, 'Bad Request: Mcp-Session-Id header is required; send initialize first.'); return }
-      const session = await deps.sessions.use(sessionId, user.sub)
-      if (session === undefined) { refuse(req, res, 404, 'Session not found; it ended or expired. Initialize a new session.', {}, -32001); return }
-      const version = header(req, 'mcp-protocol-version')
-      if (version !== undefined && version !== session.protocol_version) {
-        refuse(req, res, 400, `Bad Request: this session negotiated protocol version ${session.protocol_version}, not ${version}.`)
-        return
-      }
-    }
+    const raw = req.method === 'POST' ? await readBody(req, MAX_BODY_BYTES) : null
     const caller: Caller = { sub: user.sub, role: user.role, source: 'mcp' }
-    const server = sdkServer(caller, req, res)
-    const transport = new WebStandardStreamableHTTPServerTransport({ sessionIdGenerator: undefined })
-    await server.connect(transport)
-    try {
-      const response = await transport.handleRequest(webRequest(req, raw), { parsedBody: message })
-      await pipe(response, res, extraHeaders)
-    } finally {
-      await server.close().catch(() => {})
-    }
+    const response = await serveMcpRequest(webRequest(req, raw), {
+      // Namespaced: a gateway MCP session (owned by a profile) is never a management one.
+      owner: `oidc:${user.sub}`,
+      sessions: deps.sessions,
+      build: () => sdkServer(caller, req, res),
+      stream: true
+    })
+    await pipe(response, res)
   }
 
   function sdkServer (caller: Caller, req: IncomingMessage, res: ServerResponse): Server {
@@ -188,24 +150,19 @@ export function createManagementMcp (deps: ManagementMcpDeps): ManagementMcp {
   return { handle, tools }
 }
 
-function header (req: IncomingMessage, name: string): string | undefined {
-  const v = req.headers[name]
-  return Array.isArray(v) ? v[0] : v
-}
-
 const pathOnly = (req: IncomingMessage): string => (req.url ?? '/').split('?')[0]
 
-function webRequest (req: IncomingMessage, raw: Buffer): Request {
+function webRequest (req: IncomingMessage, raw: Buffer | null): Request {
   const headers = new Headers()
   for (const [k, v] of Object.entries(req.headers)) {
     if (v === undefined) continue
     for (const one of Array.isArray(v) ? v : [v]) headers.append(k, one)
   }
-  return new Request(`http://${req.headers.host ?? 'management'}${req.url ?? '/'}`, { method: req.method, headers, body: new Uint8Array(raw) })
+  return new Request(`http://${req.headers.host ?? 'management'}${req.url ?? '/'}`, { method: req.method, headers, body: raw === null ? undefined : new Uint8Array(raw) })
 }
 
-async function pipe (response: Response, res: ServerResponse, extra: Record<string, string>): Promise<void> {
-  const headers: Record<string, string> = { ...extra }
+async function pipe (response: Response, res: ServerResponse): Promise<void> {
+  const headers: Record<string, string> = {}
   response.headers.forEach((v, k) => { headers[k] = v })
   res.writeHead(response.status, headers)
   if (response.body === null) { res.end(); return }

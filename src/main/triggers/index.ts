@@ -11,15 +11,20 @@ import { loadRoutingSnapshot } from '../store/routing.js'
 import type { Store } from '../store/types.js'
 import type { Runner } from '../workflows/runner.js'
 import { cronTrigger } from './cron.js'
+import { credentialLoader } from './credentials.js'
+import { imapTrigger } from './imap.js'
 import { TriggerHealth } from './health.js'
 import { createTriggerSupervisor, type TriggerSupervisor } from './supervisor.js'
 import { createTriggerSync } from './sync.js'
+import { triggerCapture, type CaptureTrigger } from './test-capture.js'
 import type { StartTrigger, TriggerKind } from './types.js'
 
 export interface Triggers {
   readonly instanceId: string
   readonly health: TriggerHealth
   readonly supervisor: TriggerSupervisor
+  /** Test-listen for cron and IMAP triggers. */
+  readonly capture: CaptureTrigger
   /** Management events published on this instance (they may start, stop or reconfigure triggers). */
   notify (event: EventInput): void
   /** Reads every served proxy from the store and reconciles. */
@@ -36,17 +41,24 @@ export interface TriggerDeps {
   locks: LockManager
   logger: Logger
   heartbeatMs: number
-  /** More kinds (and test doubles are not used: every kind here talks to a real server). */
+  /** Opens the credentials that IMAP and broker triggers connect with. */
+  secretsKey: Buffer
+  /** More kinds, or replacements. */
   starters?: Partial<Record<TriggerKind, StartTrigger>>
 }
 
 export function createTriggers (deps: TriggerDeps): Triggers {
   const instanceId = randomBytes(6).toString('hex')
   const logger = deps.logger.child({ component: 'triggers' })
+  const credential = credentialLoader(deps.store, deps.secretsKey)
   const health = new TriggerHealth({ kv: deps.kv, events: deps.hub, logger })
   const supervisor = createTriggerSupervisor({
     store: deps.store, runner: deps.runner, health, logger, instanceId,
-    starters: { cron_trigger: cronTrigger(deps.locks), ...deps.starters },
+    starters: {
+      cron_trigger: cronTrigger(deps.locks),
+      imap_trigger: imapTrigger({ store: deps.store, locks: deps.locks, credential }),
+      ...deps.starters
+    },
     heartbeatMs: deps.heartbeatMs,
     stallMs: deps.heartbeatMs * 6
   })
@@ -56,6 +68,7 @@ export function createTriggers (deps: TriggerDeps): Triggers {
     instanceId,
     health,
     supervisor,
+    capture: triggerCapture({ credential }),
     notify: e => { sync.notify(e) },
     bootstrap,
     prometheus: () => health.prometheus(supervisor.local()),

@@ -117,6 +117,7 @@ export function createTriggerSupervisor (deps: SupervisorDeps): TriggerSuperviso
         const message = err instanceof Error ? err.message : String(err)
         report(e, { state: 'failing', last_error: message, last_error_at: new Date().toISOString() })
       },
+      standby () { e.lastBeat = Date.now(); e.report = null },
       beat () { e.lastBeat = Date.now() }
     }
     try {

@@ -36,6 +36,8 @@ export interface TriggerScope {
   healthy (extra?: { next_slot?: string | null, lag?: number | null, owner?: string | null }): void
   /** The trigger cannot listen; it keeps retrying. */
   failing (err: unknown): void
+  /** This instance stands by (another one owns the trigger): it stops reporting health. */
+  standby (): void
   /** Called by the heartbeat: proof of life (a stalled trigger stops calling it). */
   beat (): void
 }

@@ -96,7 +96,7 @@ export function createTriggerListens (opts: { onChange: () => void }): TriggerLi
       }
       const l: Live = { session, frames: [], listeners: new Set(), ended: false, timer: setTimeout(() => {}, 0) }
       l.timer = setTimeout(() => {
-        if (l.session.status === 'waiting') finish(l, 'expired', { event: 'expired', data: { message: `No request reached ${gatewayPath} within ${Math.round(timeoutMs / 1000)} s.` } })
+        if (l.session.status === 'waiting') finish(l, 'expired', { event: 'expired', data: { message: `${gatewayPath === '' ? `The ${triggerType} did not fire` : `No request reached ${gatewayPath}`} within ${Math.round(timeoutMs / 1000)} s.` } })
       }, timeoutMs)
       l.timer.unref()
       live.set(session.id, l)

@@ -2,6 +2,7 @@
 import http from 'node:http'
 import type { AddressInfo } from 'node:net'
 import { storeConfig, type StoreKind } from '../../helpers/db.js'
+import { TEST_REDIS_URL } from '../../helpers/services.js'
 import { uniquePrefix } from '../cache/shared.js'
 import { startService, type WorkflowService } from '../workflows/service.js'
 
@@ -11,12 +12,18 @@ export const node = (id: string, type: string, settings: Record<string, unknown>
 export const edge = (source: string, target: string) => ({ id: `${source}-${target}`, source, target })
 export const sleep = async (ms: number) => await new Promise(resolve => setTimeout(resolve, ms))
 
-/** `count` instances on one store of `kind`; env applies to all (CACHE_TYPE=redis shares state through Redis). */
-export async function cluster (t: T, kind: StoreKind, count: number, env: Record<string, string> = {}): Promise<WorkflowService[]> {
+/** Starts instances on one store of `kind` (and one Redis key prefix on the test run's Redis); env applies to all. */
+export async function instances (t: T, kind: StoreKind, env: Record<string, string> = {}): Promise<() => Promise<WorkflowService>> {
   const store = await storeConfig(t, kind)
   const keyPrefix = uniquePrefix('triggers')
+  return async () => await startService(t, kind, { CONFIG_POLL_INTERVAL_MS: '200', TRIGGER_HEARTBEAT_MS: '500', REDIS_URL: TEST_REDIS_URL, ...env }, { store, keyPrefix })
+}
+
+/** `count` instances on one store of `kind`; env applies to all (CACHE_TYPE=redis shares state through Redis). */
+export async function cluster (t: T, kind: StoreKind, count: number, env: Record<string, string> = {}): Promise<WorkflowService[]> {
+  const more = await instances(t, kind, env)
   const out: WorkflowService[] = []
-  for (let i = 0; i < count; i++) out.push(await startService(t, kind, { CONFIG_POLL_INTERVAL_MS: '200', TRIGGER_HEARTBEAT_MS: '500', ...env }, { store, keyPrefix }))
+  for (let i = 0; i < count; i++) out.push(await more())
   return out
 }
 

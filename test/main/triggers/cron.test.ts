@@ -9,6 +9,9 @@ import t, { type Test } from 'tap'
 import { backend, cluster, edge, node, publishedProxy, sleep, triggerRuns } from './cluster.js'
 import { TEST_REDIS_URL } from '../../helpers/services.js'
 
+// Generous: these tests start whole services and real servers on a machine that may be loaded.
+t.setTimeout(300_000)
+
 const cronWorkflow = (delayMs = 0) => ({
   nodes: [
     node('tick', 'cron_trigger', { cron_expression: '* * * * * *', timezone: 'Europe/Paris' }),
@@ -28,7 +31,8 @@ function assertConsecutive (t: Test, slots: number[], what: string): void {
 }
 
 t.test('two instances, PostgreSQL and Redis: each slot runs once; unpublish on B stops A within a second; A carries on when B closes mid-run', async t => {
-  const [a, b] = await cluster(t, 'postgres', 2, { CACHE_TYPE: 'redis', REDIS_URL: TEST_REDIS_URL })
+  // No configuration polling to speak of: only the trigger sync broadcast can start and stop B's and A's schedules in time.
+  const [a, b] = await cluster(t, 'postgres', 2, { CACHE_TYPE: 'redis', REDIS_URL: TEST_REDIS_URL, CONFIG_POLL_INTERVAL_MS: '600000' })
   const up = await backend(t)
   const p = await publishedProxy(a, up, 'cron2')
   const trigger = `/triggers/${p.id as string}`
@@ -37,7 +41,7 @@ t.test('two instances, PostgreSQL and Redis: each slot runs once; unpublish on B
   for (const w of [a, b]) t.equal((await w.api('POST', `/workflows/${p.workflow_id as string}/test`, { input: { triggered_at: 'x' } })).status, 200)
   t.equal((await a.api('PUT', `/proxies/${p.id as string}/workflow`, { enabled: true })).status, 200)
 
-  const gw = await fetch(`${b.gateway}${p.base as string}/run`, { headers: { connection: 'close' } })
+  const gw = await fetch(`${a.gateway}${p.base as string}/run`, { headers: { connection: 'close' } })
   t.equal(gw.status, 200, 'a request to the cron proxy is forwarded to its backend')
   t.equal(await gw.text(), 'backend', 'gateway traffic never starts the cron workflow')
 

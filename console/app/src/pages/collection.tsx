@@ -29,7 +29,8 @@ export function CollectionPage () {
     if (e.resource_kind !== 'collection' || e.collection_id !== id) return
     if (e.operation === 'deleted') { notify(`Collection ${collection.data?.name ?? id} was deleted.`); navigate('/collections') }
     if (e.operation === 'duplicated' && e.related_collection_id !== undefined) {
-      notify(<>Duplicated as <Link to={`/collections/${e.related_collection_id}`}>{e.related_collection_id}</Link></>)
+      // Notices live outside the router: a plain link.
+      notify(<>Duplicated as <a href={`/collections/${e.related_collection_id}`}>{e.related_collection_id}</a></>)
     }
   })
 

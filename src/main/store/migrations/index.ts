@@ -11,6 +11,7 @@ import { m005ProxyBodyLimit } from './005-proxy-body-limit.js'
 import { m003ThreadsAudit } from './003-threads-audit.js'
 import { m006WorkflowVersions } from './006-workflow-versions.js'
 import { m007Executions } from './007-executions.js'
+import { m008ImapTriggerState } from './008-imap-trigger-state.js'
 
 export interface Migration { version: number, name: string, sql: string }
 
@@ -21,5 +22,6 @@ export const MIGRATIONS: readonly Migration[] = [
   m003ThreadsAudit,
   m005ProxyBodyLimit,
   m006WorkflowVersions,
-  m007Executions
+  m007Executions,
+  m008ImapTriggerState
 ]

@@ -10,7 +10,7 @@ import { ENTRY_TRIGGER_TYPES } from '../../common/workflow-catalogue.js'
 import type { Queryable } from '../store/types.js'
 import { getProxyByWorkflowId } from '../store/workflows.js'
 import { currentVersion } from '../store/workflow-versions.js'
-import { checkDefinition, invalidDefinition } from './workflow-definition.js'
+import { checkDefinition, invalidDefinition } from './definition.js'
 
 export const runBodySchema = {
   type: 'object',

@@ -2,8 +2,8 @@
 import type { Proxy, WorkflowDefinition } from '../../common/types.js'
 import { getProxy, patchProxy } from '../store/proxies.js'
 import { insertWorkflowVersion, type WorkflowVersion } from '../store/workflow-versions.js'
-import type { ManagementDeps } from './server.js'
-import { checkDefinition, defaultDefinition, invalidDefinition } from './workflow-definition.js'
+import type { ManagementDeps } from '../management/server.js'
+import { checkDefinition, defaultDefinition, invalidDefinition } from './definition.js'
 
 export interface SaveRequest {
   proxyId: string

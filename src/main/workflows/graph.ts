@@ -5,7 +5,7 @@
  */
 import type { WorkflowDefinition, WorkflowNode } from '../../common/types.js'
 import { describeNode, sourceHandlesOf } from '../../common/workflow-catalogue.js'
-import type { WorkflowProblem } from './workflow-definition.js'
+import type { WorkflowProblem } from './definition.js'
 
 const handleText = (h: string | null | undefined) => h === null || h === undefined || h === '' ? 'no sourceHandle' : `sourceHandle '${h}'`
 

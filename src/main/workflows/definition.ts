@@ -16,7 +16,7 @@ import { validationFailed, type AppError, type ErrorDetail } from '../../common/
 import { compileTemplate, ExpressionError } from '../../common/expressions/template.js'
 import { ENTRY_TRIGGER_TYPES, NODE_CATALOGUE, NODE_TYPE_NAMES, WORKFLOW_DEFINITION_SCHEMA } from '../../common/workflow-catalogue.js'
 import { ajv, checkOnlyAjv } from '../validation/ajv.js'
-import { checkCycles, checkEdges, checkReachable } from './workflow-graph.js'
+import { checkCycles, checkEdges, checkReachable } from './graph.js'
 
 export const ENTRY_TRIGGERS = ENTRY_TRIGGER_TYPES
 export const NODE_TYPES = NODE_TYPE_NAMES

@@ -1,0 +1,73 @@
+/**
+ * Test-listen for the triggers that do not come through the gateway, on a
+ * disabled workflow of a draft proxy: cron fires once at once; IMAP waits,
+ * read-only, for the first unseen email; both stream the captured output and
+ * the run over SSE. broker_consumer is refused with a clear 400.
+ */
+import t, { type Test } from 'tap'
+import { startDovecot } from '../../helpers/dovecot.js'
+import { reader } from '../../helpers/sse.js'
+import type { WorkflowService } from '../workflows/service.js'
+import { edge, instances, node, sleep } from './cluster.js'
+import { eml, imapCredential } from './imap-helpers.js'
+
+// Generous: these tests start whole services and real servers on a machine that may be loaded.
+t.setTimeout(300_000)
+
+async function draftProxy (w: WorkflowService, name: string): Promise<any> {
+  const c = (await w.api('POST', '/collections', { name, base_path: `/${name}`, upstream_url: 'http://127.0.0.1:9', auth_required: false }, 'admin')).body
+  return (await w.api('POST', '/proxies', { collection_id: c.id, name, methods: ['GET'], path: '/x' }, 'admin')).body
+}
+
+/** Starts a listen and reads its stream to the end. */
+async function listen (t: Test, w: WorkflowService, workflowId: string, meanwhile: () => Promise<void> = async () => {}): Promise<Array<{ event?: string, data: any }>> {
+  const r = await w.api('POST', `/workflows/${workflowId}/trigger-test/listen`, { timeout_seconds: 60 })
+  t.equal(r.status, 200, JSON.stringify(r.body))
+  const res = await fetch(`http://127.0.0.1:${w.s.managementPort}${r.body.stream as string}`, { headers: { authorization: `Bearer ${await w.s.issueToken!('ed', 'editor')}`, connection: 'close' } })
+  t.equal(res.status, 200)
+  const sse = reader(res)
+  await meanwhile()
+  const frames: Array<{ event?: string, data: any }> = []
+  for (let i = 0; i < 40; i++) {
+    const f = await sse.nextData(30_000)
+    if (f === undefined) break
+    frames.push({ event: f.event, data: JSON.parse(f.data.join('\n')) })
+  }
+  return frames
+}
+
+t.test('cron and IMAP test-listen stream the captured output and the run; broker is refused', async t => {
+  const d = await startDovecot()
+  t.teardown(() => d.stop())
+  const w = await (await instances(t, 'embedded'))()
+
+  const cron = await draftProxy(w, 'tlcron')
+  t.equal((await w.api('PUT', `/proxies/${cron.id as string}/workflow`, {
+    workflow: { nodes: [node('tick', 'cron_trigger', { cron_expression: '0 9 * * 1', timezone: 'Europe/Paris' }), node('note', 'set_node', { values: { at: '{{tick.triggered_at}}' } })], edges: [edge('tick', 'note')] }
+  })).status, 200)
+  let frames = await listen(t, w, cron.workflow_id)
+  t.same(frames.map(f => f.event), ['listening', 'captured', 'node_started', 'node_finished', 'node_started', 'node_finished', 'execution'], 'cron fires once at once')
+  t.match(frames[1].data, { trigger_output: { trigger: 'cron', schedule: '0 9 * * 1', timezone: 'Europe/Paris', triggered_at: /Z$/ } })
+  t.match(frames.at(-1)!.data, { mode: 'test', status: 'success' })
+  t.equal(frames.at(-1)!.data.id, frames[1].data.trigger_output.run_id, 'run_id names the execution')
+
+  const mail = await draftProxy(w, 'tlmail')
+  const cred = await imapCredential(w, d)
+  t.equal((await w.api('PUT', `/proxies/${mail.id as string}/workflow`, {
+    workflow: { nodes: [node('mail', 'imap_trigger', { credentials_id: cred, poll_interval_seconds: 3600 }), node('note', 'set_node', { values: { s: '{{mail.subject}}' } })], edges: [edge('mail', 'note')] }
+  })).status, 200)
+  frames = await listen(t, w, mail.workflow_id, async () => { await sleep(1000); await d.deliver(eml(7)) })
+  t.same(frames.map(f => f.event), ['listening', 'captured', 'node_started', 'node_finished', 'node_started', 'node_finished', 'execution'], 'the email arrived, was captured and ran')
+  t.match(frames[1].data, { trigger_output: { subject: 'Commande nº7', body_text: 'Café crème, order 7', uid: 1, mailbox: 'Inbox' } })
+  t.match(frames.at(-1)!.data, { mode: 'test', status: 'success', nodes: [{ node_id: 'mail' }, { node_id: 'note', output: { output: { s: 'Commande nº7' } } }] })
+  t.notOk((await d.flags(1)).includes('\\Seen'), 'read-only: the email stays unseen')
+
+  const broker = await draftProxy(w, 'tlbroker')
+  const kafka = (await w.api('POST', '/credentials', { name: 'k', type: 'kafka', config: { brokers: ['127.0.0.1:9'] } }, 'admin')).body
+  t.equal((await w.api('PUT', `/proxies/${broker.id as string}/workflow`, {
+    workflow: { nodes: [node('in', 'broker_consumer', { credentials_id: kafka.id, topic: 'orders' }), node('note', 'set_node', { values: {} })], edges: [edge('in', 'note')] }
+  })).status, 200)
+  const r = await w.api('POST', `/workflows/${broker.workflow_id as string}/trigger-test/listen`, {})
+  t.equal(r.status, 400)
+  t.match(r.body.error.message, /broker_consumer/)
+})
