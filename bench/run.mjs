@@ -1,16 +1,19 @@
 #!/usr/bin/env node
 /**
- * npm run bench: a fast backend (nginx `return 200`), nginx as a reverse proxy
- * with upstream keep-alive (one worker), and the gateway (one event loop) with one
- * published proxy, all on 127.0.0.1. wrk -t1 -c50, GET and POST of 1 KiB, rounds
- * interleaved (nginx, gateway, nginx, gateway, ...), medians. Then the whole service
- * (bench/service-server.mjs) with an open proxy, the same proxy behind an api_key
- * profile and an enabled policy, and a workflow proxy, in interleaved rounds, each
- * round also timing the workflow engine called in-process (bench/engine-loop.mjs);
- * then a CPU profile of the gateway under GET load. Writes bench/RESULTS.md. Only
- * ratios from one run mean anything: the load generator, proxies and backend share
- * the machine's cores. nginx and wrk are installed with apt-get when missing (root,
- * or sudo without a password; otherwise the run stops and says so).
+ * npm run bench: a fast backend (nginx `return 200`), nginx as a reverse proxy with upstream
+ * keep-alive (one worker), and Gatehouse started the way users run it, all on 127.0.0.1:
+ *   - default: `npm start`'s configuration (embedded store, request log on, LOG_LEVEL info with
+ *     an access line per request written to a file, memory cache, WORKERS = cores - 1)
+ *   - postgres: the same on PostgreSQL (DATABASE_URL, a fresh database on the local server)
+ *   - redis: PostgreSQL with CACHE_TYPE=redis (two instances sharing the database; the second one
+ *     measures how fast a change made on the first is live there)
+ *   - gateway alone (bench/gateway-server.mjs: no store, no request log, no worker pool)
+ * wrk -t1 -c50 GET, every contender once per round, the order rotating each round, medians, and
+ * per round ratios. Then a CPU profile of the default start's main thread per path (open, auth,
+ * workflow), config-propagation latency, start-up time and idle RSS. Writes bench/RESULTS.md.
+ * Only ratios from one run mean anything: the load generator, proxies and backend share the
+ * machine's cores. nginx and wrk are installed with apt-get when missing (root, or sudo without a
+ * password; otherwise the run stops and says so).
  */
 import { execFileSync, spawn, spawnSync } from 'node:child_process'
 import fs from 'node:fs'
@@ -22,7 +25,7 @@ const here = path.dirname(fileURLToPath(import.meta.url))
 const work = path.join(here, '.work')
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3)
 const DURATION = process.env.BENCH_DURATION ?? '8s'
-const PORTS = { backend: 18901, nginx: 18902, gateway: 18903, service: 18904, management: 18905 }
+const PORTS = { backend: 18901, nginx: 18902, gateway: 18903 }
 const BODY = JSON.stringify({ items: Array.from({ length: 12 }, (_, i) => ({ id: i, name: `item-${i}`, tags: ['a', 'b'], price: i * 1.5 })) }).slice(0, 1000).padEnd(1024, ' ')
 
 function have (cmd) { return spawnSync('sh', ['-c', `command -v ${cmd}`]).status === 0 }
@@ -62,8 +65,9 @@ http {
   }
   server {
     listen 127.0.0.1:${PORTS.nginx};
-    location /api/ {
-      proxy_pass http://backend/;
+    location ~ ^/(api|open)/ {
+      rewrite ^/(api|open)/(.*)$ /$2 break;
+      proxy_pass http://backend;
       proxy_http_version 1.1;
       proxy_set_header Connection "";
       proxy_set_header X-Team bench;
@@ -104,100 +108,132 @@ function toMs (s) {
 }
 const median = (xs) => { const s = [...xs].sort((a, b) => a - b); return s[Math.floor(s.length / 2)] }
 
+
+const here2 = here
+const TARGETS = {
+  nginx: { port: () => PORTS.nginx, path: '/open/items/7' },
+  alone: { port: () => PORTS.gateway, path: '/api/items/7' },
+  'default open': { svc: 'default', path: '/open/items/7' },
+  'default auth': { svc: 'default', path: '/auth/items/7', auth: true },
+  'default workflow': { svc: 'default', path: '/flow/items/7' },
+  'postgres open': { svc: 'postgres', path: '/open/items/7' },
+  'redis open': { svc: 'redis', path: '/open/items/7' },
+  'redis auth': { svc: 'redis', path: '/auth/items/7', auth: true }
+}
+
+/** A service instance (bench/service-server.mjs) and its command channel. */
+async function startService (name, env, extra = {}) {
+  const started = performance.now()
+  const log = fs.openSync(path.join(work, `${name}.log`), 'w')
+  const proc = spawn(process.execPath, [path.join(here2, 'service-server.mjs'), JSON.stringify({ env, backendPort: PORTS.backend, ...extra })],
+    { stdio: ['pipe', log, 'inherit', 'pipe'] })
+  let buf = ''
+  const waiting = []
+  proc.stdio[3].setEncoding('utf8')
+  proc.stdio[3].on('data', d => {
+    buf += d
+    let i
+    while ((i = buf.indexOf('\n')) >= 0) { const line = buf.slice(0, i); buf = buf.slice(i + 1); waiting.shift()?.resolve(JSON.parse(line)) }
+  })
+  proc.on('exit', code => { for (const w of waiting.splice(0)) w.reject(new Error(`${name} exited (${code})`)) })
+  const next = () => new Promise((resolve, reject) => waiting.push({ resolve, reject }))
+  const first = await next()
+  const ask = async (cmd) => { const p = next(); proc.stdin.write(cmd + '\n'); const r = await p; if (r.error) throw new Error(r.error); return r }
+  const svc = { name, proc, ask, headers: first.headers, port: first.gateway_port, msToReady: Math.round(performance.now() - started) }
+  svc.stop = async () => { if (proc.exitCode === null) { proc.kill('SIGTERM'); await new Promise(resolve => proc.on('exit', resolve)) } }
+  return svc
+}
+
+async function createDatabase () {
+  const { default: pg } = await import('pg')
+  const admin = process.env.BENCH_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/test'
+  const name = `gh_bench_${process.pid}_${Math.random().toString(36).slice(2, 8)}`
+  const c = new pg.Client({ connectionString: admin }); await c.connect(); await c.query(`CREATE DATABASE ${name}`); await c.end()
+  const url = new URL(admin); url.pathname = `/${name}`
+  return { url: url.toString(), drop: async () => { const d = new pg.Client({ connectionString: admin }); await d.connect(); await d.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`); await d.end() } }
+}
+
 async function main () {
   ensureTools()
   fs.rmSync(work, { recursive: true, force: true })
   fs.mkdirSync(work, { recursive: true })
   const conf = nginxConf()
   const nginx = spawn('nginx', ['-c', conf, '-p', work], { stdio: 'inherit' })
-  const profDir = path.join(work, 'prof')
-  const startGateway = (prof) => {
-    const args = prof ? ['--cpu-prof', `--cpu-prof-dir=${profDir}`] : []
-    const gw = spawn(process.execPath, [...args, path.join(here, 'gateway-server.mjs'), String(PORTS.gateway), String(PORTS.backend)], { stdio: ['ignore', 'pipe', 'inherit'] })
-    return gw
-  }
-  let gw = startGateway(false)
-  const cleanup = () => { try { gw.kill('SIGTERM') } catch {} ; try { nginx.kill('SIGTERM') } catch {} }
+  const gw = spawn(process.execPath, [path.join(here, 'gateway-server.mjs'), String(PORTS.gateway), String(PORTS.backend)], { stdio: ['ignore', 'pipe', 'inherit'] })
+  const services = {}
+  const dbs = []
+  const cleanup = () => { try { gw.kill('SIGTERM') } catch {} ; try { nginx.kill('SIGTERM') } catch {} ; for (const s of Object.values(services)) try { s.proc.kill('SIGTERM') } catch {} }
   process.on('exit', cleanup)
   try {
-    await waitPort(PORTS.nginx)
+    await waitPort(PORTS.nginx, '/open/items/1')
     await waitPort(PORTS.gateway)
-    const results = { GET: { backend: [], nginx: [], gateway: [] }, POST: { backend: [], nginx: [], gateway: [] } }
-    // Warm-up: JIT, keep-alive pools.
-    wrk(PORTS.gateway, 'GET'); wrk(PORTS.nginx, 'GET')
+    const base = { PORT: '0', MANAGEMENT_PORT: '0' }
+    // One at a time: start-up time is measured too.
+    services.default = await startService('default', { ...base, DATA_DIR: path.join(work, 'data-default') })
+    const pgDb = await createDatabase(); dbs.push(pgDb)
+    services.postgres = await startService('postgres', { ...base, DATABASE_URL: pgDb.url, DATA_DIR: path.join(work, 'data-pg') })
+    const redisDb = await createDatabase(); dbs.push(redisDb)
+    const prefix = `gh-bench:${process.pid}:${Math.random().toString(36).slice(2, 8)}:`
+    const redisEnv = { ...base, DATABASE_URL: redisDb.url, CACHE_TYPE: 'redis', DATA_DIR: path.join(work, 'data-redis') }
+    services.redis = await startService('redis', redisEnv, { keyPrefix: prefix })
+    services.redisB = await startService('redis-b', redisEnv, { keyPrefix: prefix, setup: false })
+    await new Promise(resolve => setTimeout(resolve, 2000))
+    const idle = { rss: (await services.default.ask('rss')).rss, msToReady: services.default.msToReady, pgRss: (await services.postgres.ask('rss')).rss, pgMsToReady: services.postgres.msToReady }
+
+    const run = async (who) => {
+      const tg = TARGETS[who]
+      const svc = tg.svc === undefined ? null : services[tg.svc]
+      const c0 = svc === null ? 0 : (await svc.ask('cpu')).cpu_us
+      const r = wrk(svc === null ? tg.port() : svc.port, 'GET', tg.path, tg.auth ? svc.headers : {})
+      return { ...r, cpuUs: svc === null ? null : ((await svc.ask('cpu')).cpu_us - c0) / r.requests }
+    }
+    const names = Object.keys(TARGETS)
+    const results = Object.fromEntries(names.map(n => [n, []]))
+    for (const who of names) await run(who) // warm-up: JIT, pools, worker threads, the verified-key cache
     for (let r = 0; r < ROUNDS; r++) {
-      for (const method of ['GET', 'POST']) {
-        results[method].backend.push(wrk(PORTS.backend, method))
-        // Alternate who goes first each round.
-        const order = r % 2 === 0 ? ['nginx', 'gateway'] : ['gateway', 'nginx']
-        for (const who of order) results[method][who].push(wrk(PORTS[who], method))
-      }
+      // Rotate the order each round so no contender always follows the same neighbour.
+      const order = names.map((_, i) => names[(i + r * 3) % names.length])
+      for (const who of order) results[who].push(await run(who))
       console.log(`round ${r + 1}/${ROUNDS} done`)
     }
-    gw.kill('SIGTERM')
-    await new Promise(resolve => gw.on('exit', resolve))
-    const scenarios = await runServiceScenarios()
-    // A CPU profile of the gateway under the GET load.
-    gw = startGateway(true)
-    await waitPort(PORTS.gateway)
-    wrk(PORTS.gateway, 'GET')
-    gw.kill('SIGTERM')
-    await new Promise(resolve => gw.on('exit', resolve))
-    const profile = summariseProfile(profDir)
-    writeResults(results, scenarios, profile)
+
+    // Where the time goes: a CPU profile of the default start's main thread under each path's load.
+    const profiles = {}
+    for (const who of ['default open', 'default auth', 'default workflow']) {
+      const file = path.join(work, `${who.replace(/ /g, '-')}.cpuprofile`)
+      await services.default.ask('prof-start')
+      await run(who)
+      await services.default.ask('prof-stop ' + file)
+      profiles[who] = summariseProfile(file)
+    }
+
+    // Config propagation: a proxy created and published on instance A; how long until A and B serve it.
+    const propagation = { local: [], remote: [] }
+    const until200 = async (port, p, t0) => {
+      for (let i = 0; i < 4000; i++) {
+        const res = await fetch(`http://127.0.0.1:${port}${p}`, { headers: { connection: 'close' } }).catch(() => null)
+        if (res !== null) { await res.arrayBuffer(); if (res.status === 200) return performance.now() - t0 }
+        await new Promise(resolve => setTimeout(resolve, 2))
+      }
+      return Infinity
+    }
+    for (let i = 0; i < 15; i++) {
+      const t0 = performance.now()
+      const { path: p } = await services.redis.ask(`create ${i}`)
+      const [local, remote] = await Promise.all([until200(services.redis.port, p, t0), until200(services.redisB.port, p, t0)])
+      propagation.local.push(local); propagation.remote.push(remote)
+    }
+    writeResults(results, profiles, propagation, idle)
   } finally {
+    for (const s of Object.values(services)) await s.stop().catch(() => {})
+    for (const d of dbs) await d.drop().catch(() => {})
     cleanup()
   }
 }
 
-// Same paths and headers for every contender, so only the gateway's work differs.
-const SCENARIOS = { open: '/open/items/7', auth: '/auth/items/7', flow: '/flow/items/7' }
-
-/** The whole service: open proxy vs api_key + policy, plain proxy vs workflow proxy, and the engine alone. */
-async function runServiceScenarios () {
-  const svc = spawn(process.execPath, [path.join(here, 'service-server.mjs'), String(PORTS.service), String(PORTS.management), String(PORTS.backend), path.join(work, 'data')],
-    { stdio: ['pipe', 'pipe', 'inherit'] })
-  const stopService = async () => { if (svc.exitCode === null) { svc.kill('SIGTERM'); await new Promise(resolve => svc.on('exit', resolve)) } }
-  try {
-    // The service answers with one JSON line per question (first: the headers to send; then CPU time).
-    let out = ''
-    const waiting = []
-    svc.stdout.on('data', d => {
-      out += d
-      let i
-      while ((i = out.indexOf('\n')) >= 0) { const line = out.slice(0, i); out = out.slice(i + 1); waiting.shift()?.resolve(JSON.parse(line)) }
-    })
-    svc.on('exit', code => { for (const w of waiting.splice(0)) w.reject(new Error(`the service exited (${code})`)) })
-    const nextLine = () => new Promise((resolve, reject) => waiting.push({ resolve, reject }))
-    const { headers } = await nextLine()
-    const cpu = async () => { const p = nextLine(); svc.stdin.write('cpu\n'); return (await p).cpu_us }
-    // One wrk run, with the service's CPU time per request over it.
-    const measure = async (who) => {
-      const c0 = await cpu()
-      const r = wrk(PORTS.service, 'GET', SCENARIOS[who], headers)
-      return { ...r, cpuUs: (await cpu() - c0) / r.requests }
-    }
-    const seconds = Number(/^(\d+)s$/.exec(DURATION)?.[1] ?? 8)
-    const engine = () => JSON.parse(execFileSync(process.execPath, [path.join(here, 'engine-loop.mjs'), String(seconds)], { encoding: 'utf8' }))
-    const results = { open: [], auth: [], flow: [], engine: [] }
-    // Warm-up: JIT, pools, the worker thread, the verified-key cache.
-    for (const who of Object.keys(SCENARIOS)) wrk(PORTS.service, 'GET', SCENARIOS[who], headers)
-    for (let r = 0; r < ROUNDS; r++) {
-      const order = r % 2 === 0 ? ['open', 'auth', 'flow'] : ['flow', 'auth', 'open']
-      for (const who of order) results[who].push(await measure(who))
-      results.engine.push(engine())
-      console.log(`service round ${r + 1}/${ROUNDS} done`)
-    }
-    return results
-  } finally {
-    await stopService()
-  }
-}
-
-function summariseProfile (dir) {
-  const files = fs.existsSync(dir) ? fs.readdirSync(dir).filter(f => f.endsWith('.cpuprofile')) : []
-  if (files.length === 0) return null
-  const prof = JSON.parse(fs.readFileSync(path.join(dir, files[0]), 'utf8'))
+function summariseProfile (file) {
+  if (!fs.existsSync(file)) return null
+  const prof = JSON.parse(fs.readFileSync(file, 'utf8'))
   const self = new Map()
   const dt = new Map()
   for (let i = 0; i < prof.samples.length; i++) dt.set(prof.samples[i], (dt.get(prof.samples[i]) ?? 0) + (prof.timeDeltas[i] ?? 0))
@@ -210,70 +246,55 @@ function summariseProfile (dir) {
     const key = `${f.functionName || '(anonymous)'} ${where}`.trim()
     self.set(key, (self.get(key) ?? 0) + t)
   }
-  return { total, top: [...self.entries()].sort((a, b) => b[1] - a[1]).slice(0, 15).map(([k, v]) => ({ fn: k, pct: 100 * v / total })) }
+  return { total, top: [...self.entries()].sort((a, b) => b[1] - a[1]).slice(0, 12).map(([k, v]) => ({ fn: k, pct: 100 * v / total })) }
 }
 
-const summary = (xs) => ({ rps: median(xs.map(x => x.rps)), p50: median(xs.map(x => x.p50)), p99: median(xs.map(x => x.p99)), non2xx: xs.reduce((a, x) => a + x.non2xx, 0) })
+const summary = (xs) => ({ rps: median(xs.map(x => x.rps)), p50: median(xs.map(x => x.p50)), p99: median(xs.map(x => x.p99)), non2xx: xs.reduce((a, x) => a + x.non2xx, 0), cpuUs: xs[0].cpuUs === null ? null : median(xs.map(x => x.cpuUs)) })
 
-function scenarioLines (sc) {
-  const s = {}
-  for (const who of ['open', 'auth', 'flow']) s[who] = { ...summary(sc[who]), cpuUs: median(sc[who].map(x => x.cpuUs)) }
-  const engine = { rps: median(sc.engine.map(x => x.runs_per_second)), cpuUs: median(sc.engine.map(x => x.cpu_us_per_run)) }
-  const x = (a, b) => (a / b).toFixed(2) + 'x'
-  // Per round, the ratio of two contenders measured back to back; the median of those.
-  const roundRatio = (a, b, key) => median(sc[a].map((r, i) => r[key] / sc[b][i][key]))
-  const perRound = (a, b, key) => sc[a].map((r, i) => (r[key] / sc[b][i][key]).toFixed(2)).join(', ')
-  const row = (name, r, vsRps, vsCpu) => `| ${name} | ${Math.round(r.rps)} | ${r.p50.toFixed(2)} | ${r.p99.toFixed(2)} | ${r.non2xx} | ${r.cpuUs.toFixed(1)} | ${vsRps} | ${vsCpu} |`
-  return ['', '## Authentication and limits; workflows', '',
-    'The whole service (`bench/service-server.mjs`: embedded store, memory cache, one worker thread, request log off),',
-    `set up through the management API. \`wrk -t1 -c50 -d${DURATION}\` GET with the same three headers`,
-    '(`Authorization: Bearer <api key>`, `X-Client-ID`, `X-Profile-ID`) on every path, in interleaved rounds',
-    '(open, auth, workflow, then the reverse order), medians; each round also runs the engine alone.',
-    'CPU µs/req is the service process\'s CPU time (all threads) over the run divided by the requests served:',
-    'unlike req/s it barely moves when other work competes for the cores.', '',
-    '- open: `/open/items/{id}`, a collection without `auth_required`, forwarding to the backend',
-    '- auth: `/auth/items/{id}`, the same proxy in a collection with `auth_required`, called with an `api_key` profile',
-    '  whose enabled policy has a rate limit and a monthly quota never reached (both counted on every request)',
-    '- workflow: `/flow/items/{id}`, answered by its workflow `http_trigger` → `set_node` → `response_node` in the worker pool',
-    '- engine: `runWorkflow` of the same workflow called in-process (`bench/engine-loop.mjs`), 50 runs in flight', '',
-    '| Target | req/s | p50 ms | p99 ms | non-2xx | CPU µs/req | req/s ratio | CPU/req ratio |', '|---|---:|---:|---:|---:|---:|---|---|',
-    row('open proxy', s.open, '1.00x', '1.00x'),
-    row('auth (api_key + policy)', s.auth, `${x(roundRatio('auth', 'open', 'rps'), 1)} of open`, `${x(roundRatio('auth', 'open', 'cpuUs'), 1)} of open`),
-    row('workflow proxy', s.flow, `${x(roundRatio('flow', 'open', 'rps'), 1)} of the plain proxy; ${x(s.flow.rps, engine.rps)} of the engine alone`,
-      `${x(roundRatio('flow', 'open', 'cpuUs'), 1)} of the plain proxy; ${x(s.flow.cpuUs, engine.cpuUs)} of the engine alone`),
-    `| engine in-process | ${Math.round(engine.rps)} runs/s | | | | ${engine.cpuUs.toFixed(1)} | | |`,
-    '', 'Ratios between proxies are medians of the per-round ratios (contenders measured back to back).', '',
-    'Every round (req/s, CPU µs/req; in brackets the ratio to open in the same round):', '',
-    `- open: ${sc.open.map(r => `${Math.round(r.rps)} / ${r.cpuUs.toFixed(1)}`).join('; ')}`,
-    `- auth: ${sc.auth.map(r => `${Math.round(r.rps)} / ${r.cpuUs.toFixed(1)}`).join('; ')} (req/s ${perRound('auth', 'open', 'rps')}; CPU ${perRound('auth', 'open', 'cpuUs')})`,
-    `- workflow: ${sc.flow.map(r => `${Math.round(r.rps)} / ${r.cpuUs.toFixed(1)}`).join('; ')} (req/s ${perRound('flow', 'open', 'rps')}; CPU ${perRound('flow', 'open', 'cpuUs')})`,
-    `- engine: ${sc.engine.map(r => `${Math.round(r.runs_per_second)} runs/s / ${r.cpu_us_per_run.toFixed(1)}`).join('; ')}`]
-}
-
-function writeResults (results, scenarios, profile) {
-  const row = (method, who) => summary(results[method][who])
+function writeResults (results, profiles, propagation, idle) {
+  // Per round, the ratio of two contenders measured in the same round; the median of those.
+  const ratio = (a, b, key = 'rps') => median(results[a].map((r, i) => r[key] / results[b][i][key]))
+  const x = (v) => v.toFixed(2) + 'x'
+  const ms = (v) => Number.isFinite(v) ? v.toFixed(0) : 'never'
   const lines = []
   const cmd = `npm run bench   # BENCH_ROUNDS=${ROUNDS} BENCH_DURATION=${DURATION}`
-  lines.push('# Benchmark results', '', `Command: \`${cmd}\``, '', `Run: ${new Date().toISOString()} on ${process.platform} ${process.arch}, ${os.cpus().length} cores, Node ${process.version}.`, '',
-    `Load: \`wrk -t1 -c50 -d${DURATION}\` against \`/api/items/7\` (a path parameter route), ${ROUNDS} interleaved rounds, medians.`,
+  lines.push('# Benchmark results', '', `Command: \`${cmd}\``, '',
+    `Run: ${new Date().toISOString()} on ${process.platform} ${process.arch}, ${os.cpus().length} cores, Node ${process.version}; load average at the end ${os.loadavg().map(v => v.toFixed(1)).join(' ')} (the machine was shared with other busy sessions).`, '',
+    `Load: \`wrk -t1 -c50 -d${DURATION}\` GET, ${ROUNDS} rounds, every contender once per round, the order rotating each round; medians.`,
     'Backend: nginx `return 200` with a 1 KiB JSON body. nginx proxy: 1 worker, upstream keep-alive 128, access log off.',
-    'Gateway: one event loop, one published proxy, log level warn. All on 127.0.0.1, sharing the same cores as wrk.', '',
-    '| Method | Target | req/s | p50 ms | p99 ms | non-2xx | gateway / nginx |', '|---|---|---:|---:|---:|---:|---:|')
-  for (const method of ['GET', 'POST']) {
-    const n = row(method, 'nginx')
-    for (const who of ['backend', 'nginx', 'gateway']) {
-      const r = row(method, who)
-      lines.push(`| ${method} | ${who === 'backend' ? 'backend direct' : who} | ${Math.round(r.rps)} | ${r.p50.toFixed(2)} | ${r.p99.toFixed(2)} | ${r.non2xx} | ${who === 'gateway' ? (r.rps / n.rps).toFixed(2) + 'x' : ''} |`)
-    }
+    'Gatehouse as users start it (`bench/service-server.mjs` calls `start()` with the defaults `npm start` has:',
+    'request log on, LOG_LEVEL info with one access line per request, written to a file; memory cache; WORKERS = cores − 1):',
+    '**default** = embedded store; **postgres** = `DATABASE_URL` on the local PostgreSQL 15; **redis** = PostgreSQL with',
+    '`CACHE_TYPE=redis` (auth counts its rate limit and quota in Redis). **alone** = the gateway with no store, no request log and',
+    'no worker pool (`bench/gateway-server.mjs`). Paths: open `/open/items/{id}`; auth: the same proxy in a collection with',
+    '`auth_required`, an `api_key` profile and a policy with a rate limit and a monthly quota (never reached); workflow:',
+    '`http_trigger → set_node → response_node` in the worker pool. CPU µs/req: the service process\'s CPU time (all threads)',
+    'over the run divided by the requests served.', '',
+    '| Contender | req/s | p50 ms | p99 ms | non-2xx | CPU µs/req | ratio (median of per-round ratios) |', '|---|---:|---:|---:|---:|---:|---|')
+  const vs = {
+    nginx: '1.00x nginx', alone: `${x(ratio('alone', 'nginx'))} nginx`,
+    'default open': `${x(ratio('default open', 'nginx'))} nginx`,
+    'default auth': `${x(ratio('default auth', 'default open'))} of default open`,
+    'default workflow': `${x(ratio('default workflow', 'default open'))} of default open`,
+    'postgres open': `${x(ratio('postgres open', 'nginx'))} nginx`,
+    'redis open': `${x(ratio('redis open', 'nginx'))} nginx`,
+    'redis auth': `${x(ratio('redis auth', 'redis open'))} of redis open`
   }
-  lines.push('', 'Every round:', '')
-  for (const method of ['GET', 'POST']) {
-    lines.push(`- ${method}: nginx ${results[method].nginx.map(x => Math.round(x.rps)).join(', ')}; gateway ${results[method].gateway.map(x => Math.round(x.rps)).join(', ')}`)
+  for (const who of Object.keys(results)) {
+    const r = summary(results[who])
+    lines.push(`| ${who} | ${Math.round(r.rps)} | ${r.p50.toFixed(2)} | ${r.p99.toFixed(2)} | ${r.non2xx} | ${r.cpuUs === null ? '' : r.cpuUs.toFixed(1)} | ${vs[who]} |`)
   }
-  lines.push(...scenarioLines(scenarios))
-  if (profile !== null) {
-    lines.push('', '## Where the gateway spends its time (CPU profile, GET load, self time)', '', '| Function | self % |', '|---|---:|')
-    for (const p of profile.top) lines.push(`| \`${p.fn}\` | ${p.pct.toFixed(1)} |`)
+  lines.push('', 'Every round (req/s):', '')
+  for (const who of Object.keys(results)) lines.push(`- ${who}: ${results[who].map(r => Math.round(r.rps)).join(', ')}`)
+  const p = (xs, q) => { const s = [...xs].sort((a, b) => a - b); return s[Math.min(s.length - 1, Math.floor(q * s.length))] }
+  lines.push('', '## Configuration changes, start-up, memory', '',
+    `- A proxy created and published through instance A's management API (redis variant), timed from the POST until a GET answers 200: on A median ${ms(p(propagation.local, 0.5))} ms (max ${ms(p(propagation.local, 1))}); on instance B median ${ms(p(propagation.remote, 0.5))} ms (max ${ms(p(propagation.remote, 1))}), ${propagation.remote.length} changes; the store poll (1 s) is the fallback. Includes the management request itself and the probes' own connections.`,
+    `- Default start (fresh embedded data directory) to ready, as the bench sees it (process start, store creation, migrations, listeners, then the bench's own setup through the API): ${idle.msToReady} ms; PostgreSQL: ${idle.pgMsToReady} ms.`,
+    `- Idle RSS after set-up: default ${(idle.rss / 1048576).toFixed(0)} MB; PostgreSQL ${(idle.pgRss / 1048576).toFixed(0)} MB.`)
+  for (const [who, prof] of Object.entries(profiles)) {
+    if (prof === null) continue
+    lines.push('', `## Where the time goes: ${who} (CPU profile of the main thread, self time)`, '', '| Function | self % |', '|---|---:|')
+    for (const e of prof.top) lines.push(`| \`${e.fn}\` | ${e.pct.toFixed(1)} |`)
   }
   const file = path.join(here, 'RESULTS.md')
   const previous = fs.existsSync(file) ? fs.readFileSync(file, 'utf8') : ''

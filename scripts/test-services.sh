@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Makes sure the programs the test suite runs are installed: PostgreSQL's server
-# binaries (initdb, postgres), redis-server and Dovecot. Installs Debian's
+# binaries (initdb, postgres), redis-server, Dovecot and Chromium (the console's
+# browser tests drive it with playwright-core). Installs Debian's
 # packages when one is missing (needs root or sudo then); idempotent.
 # It starts no system service and changes no system configuration: the suite
 # runs its own throwaway PostgreSQL and Redis (scripts/test-servers.mjs, started
@@ -23,6 +24,7 @@ have_pg || missing+=(postgresql)
 have redis-server || missing+=(redis-server)
 { have dovecot && have doveadm; } || missing+=(dovecot-imapd)
 have openssl || missing+=(openssl)
+have chromium || missing+=(chromium)
 
 [ "${#missing[@]}" -eq 0 ] && exit 0
 
@@ -41,5 +43,5 @@ as_root() {
 log "installing ${missing[*]}"
 as_root env DEBIAN_FRONTEND=noninteractive apt-get update -qq
 as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
-have_pg && have redis-server && have dovecot || { log "still missing after install"; exit 1; }
+have_pg && have redis-server && have dovecot && have chromium || { log "still missing after install"; exit 1; }
 log "installed ${missing[*]}"

@@ -2,6 +2,7 @@
  * Wires the service together and owns its lifetime: store, shared state, event
  * hub, management listener, gateway listener, route-table reloads, shutdown.
  */
+import { randomUUID } from 'node:crypto'
 import type { Config } from './config/config.js'
 import { createLogger, type Logger } from './logger.js'
 import { openStore, type Store } from './store/index.js'
@@ -12,6 +13,8 @@ import { handleEventStream } from './events/sse.js'
 import { createAuth } from './auth/verifier.js'
 import { createManagementServer } from './management/server.js'
 import { createGateway, type Gateway, type ReadyReport } from './gateway/index.js'
+import { createPortal } from './static/portal.js'
+import { builtUiDir, loadStaticFiles } from './static/static-files.js'
 import { registerObservabilityRoutes } from './management/observability-routes.js'
 import { Metrics } from './observability/metrics.js'
 import { RequestLogWriter } from './observability/request-log.js'
@@ -26,6 +29,9 @@ import { gatewayWorkflows } from './workflows/listen-gateway.js'
 import { registerWorkflowRunRoutes } from './management/workflow-run-routes.js'
 import { registerTriggerRoutes } from './management/trigger-routes.js'
 import { createTriggers } from './triggers/index.js'
+
+/** Broadcast channel on which an instance tells the others that the configuration changed. */
+const CONFIG_CHANNEL = 'config-changed'
 
 export interface Service {
   gatewayPort: number
@@ -49,6 +55,7 @@ export interface StartOptions {
 export async function start (config: Readonly<Config>, opts: StartOptions = {}): Promise<Service> {
   const logger = opts.logger ?? createLogger(config)
   const env = Object.freeze({ ...process.env })
+  const instanceId = randomUUID()
   const store = await openStore(config, logger)
   const shared = createSharedState({ config, logger, keyPrefix: opts.keyPrefix })
   const hub = createEventHub({ config, logger, redis: shared.redis, keyPrefix: opts.keyPrefix })
@@ -66,6 +73,7 @@ export async function start (config: Readonly<Config>, opts: StartOptions = {}):
   const requestLog = config.REQUEST_LOG_RETENTION_HOURS > 0
     ? new RequestLogWriter({ sink: async records => { await insertRequestLogs(store, records) }, logger })
     : null
+  if (requestLog !== null) metrics.addSource(() => requestLog.prometheus().join('\n') + '\n')
   const observe = (r: RequestRecord) => { metrics.record(r); requestLog?.append(r) }
   const pool = createWorkflowPool(config.WORKERS)
   const runner = createRunner({
@@ -81,13 +89,14 @@ export async function start (config: Readonly<Config>, opts: StartOptions = {}):
   const workflows = gatewayWorkflows(runner, listens)
   const secretsKey = await loadSecretsKey({ secretsKey: config.SECRETS_KEY, dataDir: config.DATA_DIR })
   const access: { current: AccessSnapshot } = { current: EMPTY_ACCESS }
+  const portal = createPortal(loadStaticFiles(builtUiDir('portal'), { spa: false }))
   const gateway = createGateway({
-    config, logger, readiness, env, observe, workflows,
+    config, logger, readiness, env, observe, workflows, mount: portal.attach,
     access: { profiles: () => access.current.profiles, policies: () => access.current.policies, limiter: shared.limiter }
   })
   // A proxy awaiting a trigger test-listen capture answers through its workflow even while it is disabled.
   // Every reload also reconciles production triggers: the route table's proxies are exactly the served ones.
-  const routes = routeReloader(store, { setRoutes: (c, p) => { gateway.setRoutes(c, listens.overlay(p)); void triggers.supervisor.reconcileAll(p) } }, logger, async () => { access.current = await loadAccessSnapshot(store, secretsKey) })
+  const routes = routeReloader(store, { setRoutes: (c, p) => { gateway.setRoutes(c, listens.overlay(p)); portal.setRoutes(c, p); void triggers.supervisor.reconcileAll(p) } }, logger, async () => { access.current = await loadAccessSnapshot(store, secretsKey) })
   await routes.reload()
 
   let pendingReload: Promise<void> = Promise.resolve()
@@ -96,7 +105,11 @@ export async function start (config: Readonly<Config>, opts: StartOptions = {}):
     config, logger, store, auth, readiness, kv: shared.kv,
     // Changes made here also tell every instance's triggers (spec: trigger synchronisation).
     events: { publish: e => { hub.publish(e); triggers.notify(e) } },
-    onConfigChange: () => { pendingReload = routes.reload().catch(() => {}) },
+    onConfigChange: () => {
+      pendingReload = routes.reload().catch(() => {})
+      // Other instances reload at once through Redis; the store poll below stays the fallback.
+      hub.broadcast(CONFIG_CHANNEL, { from: instanceId })
+    },
     settle: async () => { await pendingReload }
   })
   registerObservabilityRoutes(management.router, store, metrics)
@@ -117,6 +130,10 @@ export async function start (config: Readonly<Config>, opts: StartOptions = {}):
     logger.info('management tokens come from the built-in local issuer: npm run token -- --sub alice --role admin')
   } else logger.info({ issuer: auth.issuer }, 'management tokens are verified against the configured OIDC issuer')
 
+  // A change made on another instance (through Redis), or a Redis link restored (broadcasts sent meanwhile are lost).
+  const reloadSoon = () => { pendingReload = routes.reload().catch(() => {}) }
+  const stopConfigBroadcasts = hub.onBroadcast(CONFIG_CHANNEL, m => { if ((m as { from?: string }).from !== instanceId) reloadSoon() })
+  const stopReconnect = hub.onReconnect(reloadSoon)
   // Instances without a shared cache still converge: each polls the store's change counter.
   const poll = setInterval(() => { routes.pollOnce().catch(() => {}) }, config.CONFIG_POLL_INTERVAL_MS)
   poll.unref()
@@ -134,6 +151,8 @@ export async function start (config: Readonly<Config>, opts: StartOptions = {}):
   const close = async () => {
     closing ??= (async () => {
       clearInterval(poll)
+      stopConfigBroadcasts()
+      stopReconnect()
       await triggers.close()
       listens.close()
       clearInterval(pruneTimer)

@@ -3,9 +3,8 @@
  * format_version 1, then the checks a schema cannot express (duplicate routes and base
  * paths, headers with both a value and an env reference, edges to unknown nodes).
  */
-import { Ajv } from 'ajv'
 import { AppError, payloadTooLarge, validationFailed, type ErrorDetail } from '../../common/errors.js'
-import { ajvDetails } from './ajv-details.js'
+import { ajv, ajvDetails } from '../validation/ajv.js'
 import { EXPORT_FORMAT, EXPORT_FORMAT_VERSION, type ExportFile } from './export-file.js'
 import { exportFileSchema } from './export-file-schema.js'
 import { isObject } from './schema-walk.js'
@@ -17,7 +16,6 @@ export type ImportFileResult =
   /** `error` is the AppError to answer with (400 or 413); `details` are its `{field, message}` list. */
   | { ok: false, error: AppError, details: ErrorDetail[] }
 
-const ajv = new Ajv({ allErrors: true, useDefaults: true, strict: true, allowUnionTypes: true })
 const validate = ajv.compile<ExportFile>(exportFileSchema)
 
 /** Parses and validates an export file; never throws for bad input. Defaults are filled in. */

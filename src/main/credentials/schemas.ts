@@ -3,8 +3,8 @@
  * create, update and validate routes run. Messages name fields, never values:
  * ajv's messages quote only the schema, so a secret cannot leak through them.
  */
-import { Ajv, type ErrorObject } from 'ajv'
 import type { ErrorDetail } from '../../common/errors.js'
+import { ajv, ajvDetails } from '../validation/ajv.js'
 import { CREDENTIAL_TYPES, SECRET_FIELDS, SECRET_MASK, isCredentialType, type CredentialType } from './types.js'
 import { getPath } from './secret-fields.js'
 
@@ -87,20 +87,7 @@ export const CONFIG_SCHEMAS: { readonly [T in CredentialType]: Record<string, un
   }
 }
 
-const ajv = new Ajv({ allErrors: true, useDefaults: true, strict: true })
 const validators = Object.fromEntries(CREDENTIAL_TYPES.map(t => [t, ajv.compile(CONFIG_SCHEMAS[t])]))
-
-function toDetail (e: ErrorObject): ErrorDetail {
-  const at = 'config' + e.instancePath.replace(/\//g, '.')
-  switch (e.keyword) {
-    case 'required': return { field: `${at}.${String(e.params.missingProperty)}`, message: `${at}.${String(e.params.missingProperty)} is required.` }
-    case 'additionalProperties': return { field: `${at}.${String(e.params.additionalProperty)}`, message: `${at}.${String(e.params.additionalProperty)} is not a known field.` }
-    case 'enum': return { field: at, message: `${at} must be one of ${(e.params.allowedValues as unknown[]).join(', ')}.` }
-    case 'pattern': return { field: at, message: `${at} has an invalid format.` }
-    case 'minLength': if (e.params.limit === 1) return { field: at, message: `${at} must not be empty.` }
-  }
-  return { field: at, message: `${at} ${e.message ?? 'is invalid'}.` }
-}
 
 /**
  * Checks a credential's `type` and `config` and returns one detail per problem
@@ -110,20 +97,20 @@ function toDetail (e: ErrorObject): ErrorDetail {
  * `mergeForUpdate`, so a mask left without a stored secret is reported.
  */
 export function validateCredentialInput (type: unknown, config: unknown): ErrorDetail[] {
-  if (!isCredentialType(type)) return [{ field: 'type', message: `type must be one of ${CREDENTIAL_TYPES.join(', ')}.` }]
-  if (typeof config !== 'object' || config === null || Array.isArray(config)) return [{ field: 'config', message: 'config must be an object.' }]
+  if (!isCredentialType(type)) return [{ field: 'type', message: `must be one of: ${CREDENTIAL_TYPES.join(', ')}` }]
+  if (typeof config !== 'object' || config === null || Array.isArray(config)) return [{ field: 'config', message: 'must be object' }]
   if (type === 'imap') foldImapTlsShorthand(config as Record<string, unknown>)
   const validate = validators[type]!
-  const details = validate(config) ? [] : (validate.errors ?? []).map(toDetail)
+  const details = validate(config) ? [] : ajvDetails(validate.errors, 'config')
   for (const p of SECRET_FIELDS[type]) {
     if (getPath(config, p) === SECRET_MASK) {
-      details.push({ field: `config.${p}`, message: `config.${p} is the mask "${SECRET_MASK}"; send the secret itself (the mask keeps a stored secret only on update).` })
+      details.push({ field: `config.${p}`, message: `is the mask "${SECRET_MASK}"; send the secret itself (the mask keeps a stored secret only on update)` })
     }
   }
   if (type === 'imap' && details.length === 0) {
     const c = config as { port?: number, tls: { secure: boolean, starttls?: boolean } }
     if (c.tls.secure && c.tls.starttls === true) {
-      details.push({ field: 'config.tls.starttls', message: 'config.tls.starttls cannot be true when config.tls.secure is true (the connection is already TLS).' })
+      details.push({ field: 'config.tls.starttls', message: 'cannot be true when config.tls.secure is true (the connection is already TLS)' })
     }
     c.port ??= c.tls.secure ? 993 : 143
   }

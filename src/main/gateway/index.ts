@@ -10,6 +10,7 @@
  * with route-table.ts (matching), request-head.ts and upstream.ts (the backend client).
  * See docs/gateway.md.
  */
+import type uWS from 'uWebSockets.js'
 import type { Collection, Proxy } from '../../common/types.js'
 import type { Config } from '../config/config.js'
 import type { Logger } from '../logger.js'
@@ -33,6 +34,8 @@ export interface GatewayOptions {
   observe?: (r: RequestRecord) => void
   /** Runs a proxy's enabled workflow for a request; resolves to the answer or rejects with an AppError. */
   workflows?: (route: CompiledRoute, trigger: WorkflowTrigger) => Promise<{ status: number, headers: Record<string, string>, body: unknown }>
+  /** Registers fixed-prefix routes (the developer portal's /portal/*); uWS matches them before the catch-all. */
+  mount?: (app: uWS.TemplatedApp) => void
 }
 
 /** What an http_trigger exposes to the workflow. */

@@ -17,7 +17,7 @@ import { readBody } from './body.js'
 import { GatewayExchange, type GatewayContext } from './exchange.js'
 import { forward } from './forward.js'
 import type { Gateway, GatewayOptions } from './index.js'
-import { compileRouteTable } from './route-table.js'
+import { compileRouteTable, type RouteCache } from './route-table.js'
 import { createHopVerifier, newHopSecret, startTlsListener, type TlsListener } from './tls-listener.js'
 import { UpstreamClient } from './upstream.js'
 import { runWorkflowTarget } from './workflow-target.js'
@@ -44,6 +44,8 @@ export function createGateway (opts: GatewayOptions): Gateway {
     inFlight: 0,
     draining: null
   }
+  // Unchanged routes are reused from the previous table: a change recompiles only what it touched.
+  const routeCache: RouteCache = new Map()
   const app = uWS.App()
   let listenSocket: unknown = null
   let tlsListener: TlsListener | null = null
@@ -61,13 +63,14 @@ export function createGateway (opts: GatewayOptions): Gateway {
       })
     })
   })
+  opts.mount?.(app)
   app.any('/*', (res, req) => { handleRequest(new GatewayExchange(ctx, res, req)) })
 
   return {
     get inFlight () { return ctx.inFlight },
     setRoutes (collections, proxies) {
       // Built aside and swapped in one assignment: a request sees the old table or the new, never a mix.
-      ctx.table = compileRouteTable(collections, proxies, env, warn, config.MAX_BODY_BYTES)
+      ctx.table = compileRouteTable(collections, proxies, env, warn, config.MAX_BODY_BYTES, routeCache)
     },
     async listen () {
       port = await new Promise<number>((resolve, reject) => {

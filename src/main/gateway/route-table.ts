@@ -3,7 +3,7 @@
  * swapped in one assignment (fastify style: per-route state built up front,
  * nothing resolved per request).
  *
- *   collections by base_path (longest prefix on a segment boundary)
+ *   collections in a trie of base_path segments (longest prefix on a segment boundary first)
  *     └─ segment trie:  static child  >  {param} child  >  trailing /* leaf
  *          └─ leaf: method -> CompiledRoute
  */
@@ -54,7 +54,25 @@ export interface RouteTable {
   match (method: string, pathSegments: string[]): MatchResult
 }
 
-export function compileRouteTable (collections: Collection[], proxies: Proxy[], env: Readonly<Record<string, string | undefined>>, warn: (msg: string, data: object) => void, defaultMaxBody = 1024 * 1024): RouteTable {
+/** Compiled routes of the previous table by proxy id, with the key they were compiled for. */
+export type RouteCache = Map<string, { key: string, route: CompiledRoute | null }>
+
+/**
+ * What a compiled route depends on: a record's version and updated_at change with every write;
+ * status and the workflow are also set by the trigger-listen overlay without a write.
+ */
+function routeKey (c: Collection, p: Proxy): string {
+  return `${c.version}|${c.updated_at}|${p.version}|${p.updated_at}|${p.status}|${p.workflow_enabled ? JSON.stringify(p.workflow) : '-'}`
+}
+
+/**
+ * Builds a new table. With `cache` (the previous build's), routes whose proxy and collection did
+ * not change are reused, so a change compiles only what it touched (validators, URLs, headers);
+ * the cache is refilled with this build's routes only.
+ */
+export function compileRouteTable (collections: Collection[], proxies: Proxy[], env: Readonly<Record<string, string | undefined>>, warn: (msg: string, data: object) => void, defaultMaxBody = 1024 * 1024, cache?: RouteCache): RouteTable {
+  const previous = cache === undefined ? undefined : new Map(cache)
+  cache?.clear()
   const byId = new Map<string, CollectionEntry & { collection: Collection }>()
   for (const c of collections) {
     if (c.status !== 'active') continue
@@ -65,7 +83,13 @@ export function compileRouteTable (collections: Collection[], proxies: Proxy[], 
     if (p.status !== 'published') continue
     const entry = byId.get(p.collection_id)
     if (entry === undefined) continue
-    const route = compileRoute(entry.collection, p, env, warn, defaultMaxBody)
+    let route: CompiledRoute | null
+    if (cache !== undefined) {
+      const key = routeKey(entry.collection, p)
+      const hit = previous!.get(p.id)
+      route = hit !== undefined && hit.key === key ? hit.route : compileRoute(entry.collection, p, env, warn, defaultMaxBody)
+      cache.set(p.id, { key, route })
+    } else route = compileRoute(entry.collection, p, env, warn, defaultMaxBody)
     if (route === null) continue
     let n = entry.root
     const segs = p.path.split('/').filter(Boolean)
@@ -83,29 +107,48 @@ export function compileRouteTable (collections: Collection[], proxies: Proxy[], 
     for (const m of p.methods) slot.set(m, route)
     size++
   }
-  // Longest base path first, so the first prefix hit is the most specific.
-  const entries = [...byId.values()].sort((a, b) => b.segments.length - a.segments.length)
+  // Collections in a trie of their base-path segments: a request walks it once, so matching costs
+  // the path's depth whatever the number of collections.
+  const bases: BaseNode = baseNode()
+  for (const e of byId.values()) {
+    let n = bases
+    for (const seg of e.segments) {
+      let next = n.children.get(seg)
+      if (next === undefined) n.children.set(seg, next = baseNode())
+      n = next
+    }
+    n.entry = e
+  }
   return {
     size,
-    match (method, segments) {
-      let allow: string[] | null = null
-      for (const e of entries) {
-        if (!prefixMatches(e.segments, segments)) continue
-        const params: string[] = []
-        const found = walk(e.root, segments, e.segments.length, params, method)
-        if (found === null) continue
-        if ('allow' in found) { allow ??= found.allow; continue }
-        return found
-      }
-      return allow === null ? null : { allow }
-    }
+    match (method, segments) { return matchBase(bases, segments, 0, method) }
   }
 }
 
-function prefixMatches (prefix: string[], segments: string[]): boolean {
-  if (prefix.length > segments.length) return false
-  for (let i = 0; i < prefix.length; i++) if (prefix[i] !== segments[i]) return false
-  return true
+interface BaseNode { children: Map<string, BaseNode>, entry: CollectionEntry | null }
+const baseNode = (): BaseNode => ({ children: new Map(), entry: null })
+
+/**
+ * The longest base path first: deeper trie nodes are tried before the collection at this depth;
+ * a collection with no matching proxy falls through to a shorter base path. The first 405 seen
+ * (the most specific collection's) is kept unless a route matches.
+ */
+function matchBase (n: BaseNode, segs: string[], depth: number, method: string): MatchResult {
+  let allow: { allow: string[] } | null = null
+  if (depth < segs.length) {
+    const child = n.children.get(segs[depth])
+    if (child !== undefined) {
+      const m = matchBase(child, segs, depth + 1, method)
+      if (m !== null && !('allow' in m)) return m
+      allow = m
+    }
+  }
+  if (n.entry !== null) {
+    const m = walk(n.entry.root, segs, depth, [], method)
+    if (m !== null && !('allow' in m)) return m
+    allow ??= m
+  }
+  return allow
 }
 
 /** Depth-first with precedence static > param > wildcard; backtracks when a branch has no route. */

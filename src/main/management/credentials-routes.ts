@@ -14,7 +14,7 @@ import type { Router } from './router.js'
 import type { ManagementDeps } from './server.js'
 import { etag, pageQuery } from './validation.js'
 
-const invalid = (details: ErrorDetail[]) => validationFailed('The credential config is invalid.', details)
+const invalid = (details: ErrorDetail[]) => validationFailed(`The credential is invalid: ${details.map(d => `${d.field} ${d.message}`).join('; ')}.`, details)
 const body = (required: string[]) => ({
   type: 'object', additionalProperties: false, required,
   properties: { name: { type: 'string', minLength: 1, maxLength: 200 }, type: { type: 'string' }, config: { type: 'object' } }

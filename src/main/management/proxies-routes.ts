@@ -1,7 +1,8 @@
 import { validationFailed } from '../../common/errors.js'
 import type { Proxy } from '../../common/types.js'
 import { createProxy, deleteProxy, duplicateProxy, getProxy, listProxies, patchProxy, updateProxy } from '../store/proxies.js'
-import { ajv, type Router } from './router.js'
+import type { Router } from './router.js'
+import { ajv } from '../validation/ajv.js'
 import type { ManagementDeps } from './server.js'
 import { checkProxyPaths, etag, headersSchema, pageQuery } from './validation.js'
 

@@ -5,9 +5,9 @@
  * the CONVENTIONS.md shape.
  */
 import type { IncomingMessage, ServerResponse } from 'node:http'
-import { Ajv, type ErrorObject, type ValidateFunction } from 'ajv'
-import addFormatsModule from 'ajv-formats'
-import { methodNotAllowed, notFound, validationFailed, type ErrorDetail } from '../../common/errors.js'
+import type { ValidateFunction } from 'ajv'
+import { methodNotAllowed, notFound } from '../../common/errors.js'
+import { ajv, validateWith } from '../validation/ajv.js'
 import type { Role } from '../auth/roles.js'
 import type { User } from '../auth/verifier.js'
 import type { Caller, FrameSink } from './operation.js'
@@ -59,26 +59,6 @@ export interface Route { method: string, segments: string[], handler: Handler, o
 
 const RECORD_FIELDS = ['id', 'version', 'created_at', 'updated_at']
 
-const addFormats = addFormatsModule as unknown as (ajv: Ajv) => Ajv
-export const ajv = addFormats(new Ajv({ allErrors: true, useDefaults: true, coerceTypes: false, strict: false }))
-
-export function ajvDetails (errors: ErrorObject[] | null | undefined, prefix = ''): ErrorDetail[] {
-  return (errors ?? []).map(e => {
-    let field = e.instancePath.replace(/^\//, '').replace(/\//g, '.')
-    let message = e.message ?? 'is invalid'
-    if (e.keyword === 'required') {
-      field = [field, (e.params as { missingProperty: string }).missingProperty].filter(Boolean).join('.')
-      message = 'is required'
-    } else if (e.keyword === 'additionalProperties') {
-      field = [field, (e.params as { additionalProperty: string }).additionalProperty].filter(Boolean).join('.')
-      message = 'is not a known field'
-    } else if (e.keyword === 'enum') {
-      message = `must be one of ${(e.params as { allowedValues: unknown[] }).allowedValues.map(v => JSON.stringify(v)).join(', ')}`
-    }
-    return { field: prefix + (field === '' ? '(body)' : field), message }
-  })
-}
-
 /**
  * Validates a parsed body in place (ajv fills defaults into it). A missing body counts as `{}`,
  * so handlers always get an object; read-only record fields are dropped first.
@@ -89,10 +69,6 @@ export function checkBody (route: Route, body: unknown): unknown {
   if (typeof value === 'object' && value !== null && !Array.isArray(value)) for (const f of route.readOnly) delete (value as Record<string, unknown>)[f]
   validateWith(route.validate, value)
   return value
-}
-
-export function validateWith (validate: ValidateFunction, data: unknown, what = 'The request body'): void {
-  if (!validate(data)) throw validationFailed(`${what} is invalid: ${ajvDetails(validate.errors).map(d => `${d.field} ${d.message}`).join('; ')}.`, ajvDetails(validate.errors))
 }
 
 export class Router {

@@ -27,6 +27,8 @@ import { createMemoryKv } from '../cache/memory-kv.js'
 import { createManagementMcp } from '../mcp/management-mcp.js'
 import { managementOpenApi } from './openapi.js'
 import { createMcpSessions } from '../mcp/sessions.js'
+import { builtUiDir, loadStaticFiles, type StaticFiles } from '../static/static-files.js'
+import { consoleResponder } from '../static/console-files.js'
 
 export interface ReadyReport { ok: boolean, checks: Record<string, string> }
 
@@ -42,6 +44,8 @@ export interface ManagementDeps {
   settle?: () => Promise<void>
   /** Where management MCP sessions live (the shared cache: Redis when CACHE_TYPE=redis); default one instance's memory. */
   kv?: KeyValueCache
+  /** The built management console served at / (default: dist/ui/console when built). */
+  consoleFiles?: StaticFiles
 }
 
 export interface ManagementServer {
@@ -102,7 +106,13 @@ export function createManagementServer (deps: ManagementDeps): ManagementServer 
   registerAccessRoutes(router, deps)
   registerAuditRoutes(router, deps)
 
-  const server = http.createServer((req, res) => { handle(router, deps, audit, req, res).catch(() => {}) })
+  const serveConsole = consoleResponder(deps.consoleFiles ?? loadStaticFiles(builtUiDir('console'), { spa: true }), (method, path) => {
+    try { router.find(method, path); return true } catch { return false }
+  })
+  const server = http.createServer((req, res) => {
+    if (serveConsole(req, res)) return
+    handle(router, deps, audit, req, res).catch(() => {})
+  })
   server.keepAliveTimeout = 5000
   server.headersTimeout = 30_000
 

@@ -10,12 +10,12 @@
  * Problems are {node_id, field, message}; a UI shows the message as is.
  */
 import { Cron } from 'croner'
-import { Ajv, type ErrorObject, type ValidateFunction } from 'ajv'
+import type { ErrorObject, ValidateFunction } from 'ajv'
 import type { WorkflowDefinition, WorkflowNode } from '../../common/types.js'
 import { validationFailed, type AppError, type ErrorDetail } from '../../common/errors.js'
 import { compileTemplate, ExpressionError } from '../../common/expressions/template.js'
 import { ENTRY_TRIGGER_TYPES, NODE_CATALOGUE, NODE_TYPE_NAMES, WORKFLOW_DEFINITION_SCHEMA } from '../../common/workflow-catalogue.js'
-import { ajv } from './router.js'
+import { ajv, checkOnlyAjv } from '../validation/ajv.js'
 import { checkCycles, checkEdges, checkReachable } from './workflow-graph.js'
 
 export const ENTRY_TRIGGERS = ENTRY_TRIGGER_TYPES
@@ -28,8 +28,7 @@ export const definitionSchema = WORKFLOW_DEFINITION_SCHEMA
 const validateShape = ajv.compile(definitionSchema)
 
 // verbose: errors carry the schema (its `description` words the message) and the data.
-const settingsAjv = new Ajv({ allErrors: true, verbose: true, strict: false })
-const SETTINGS: ReadonlyMap<string, ValidateFunction> = new Map(NODE_CATALOGUE.map(d => [d.type, settingsAjv.compile(d.settings_schema)]))
+const SETTINGS: ReadonlyMap<string, ValidateFunction> = new Map(NODE_CATALOGUE.map(d => [d.type, checkOnlyAjv.compile(d.settings_schema)]))
 
 export interface CheckOptions {
   /** Full rules (an enabled save, the validate route, a run); false: structural only. */

@@ -1,8 +1,13 @@
 /**
  * Request log writer: the gateway appends a record per request (O(1), no I/O on
- * the hot path); records are written in batches by a timer through `sink`.
- * The buffer is bounded: while the sink fails, the oldest records are dropped
- * and counted, with one warning per outage.
+ * the hot path); a timer writes them in batches through `sink` (one INSERT per
+ * batch, run by the store: the embedded one on its own thread). The buffer is
+ * bounded: past `maxBuffer` (overload, or while the sink fails) the oldest
+ * records are dropped and counted (`gatehouse_request_log_dropped_total` at
+ * /metrics), with one warning per outage. close() writes everything left.
+ *
+ *   append ─> [ queue: head … tail ] ─ timer ─> batch ─> sink (INSERT)
+ *                 └─ full: drop oldest, dropped++
  */
 import type { Logger } from '../logger.js'
 import type { RequestRecord } from './types.js'
@@ -16,31 +21,50 @@ export interface RequestLogOptions {
 }
 
 export class RequestLogWriter {
-  private buffer: RequestRecord[] = []
+  // A queue over one array: `head` is the sequence number of the oldest waiting record, `base` that
+  // of queue[0]; head only moves forward (dropping the oldest is O(1), unlike Array.shift on 50,000
+  // records) and the array is cut down now and then.
+  private queue: RequestRecord[] = []
+  private head = 0
+  private base = 0
   private flushing: Promise<void> | null = null
   private failing = false
   private readonly timer: NodeJS.Timeout
+  private readonly max: number
   dropped = 0
+  written = 0
 
   constructor (private readonly o: RequestLogOptions) {
+    this.max = o.maxBuffer ?? 50_000
     this.timer = setInterval(() => { this.flush().catch(() => {}) }, o.flushIntervalMs ?? 1000)
     this.timer.unref()
   }
 
+  /** Records waiting to be written. */
+  get buffered (): number { return this.base + this.queue.length - this.head }
+
   append (r: RequestRecord): void {
-    if (this.buffer.length >= (this.o.maxBuffer ?? 50_000)) { this.buffer.shift(); this.dropped++ }
-    this.buffer.push(r)
+    if (this.buffered >= this.max) {
+      this.head++
+      this.dropped++
+      if (this.head - this.base >= this.max) this.compact()
+    }
+    this.queue.push(r)
   }
 
   async flush (): Promise<void> {
     if (this.flushing !== null) return await this.flushing
     this.flushing = (async () => {
-      const size = this.o.batchSize ?? 500
-      while (this.buffer.length > 0) {
-        const batch = this.buffer.slice(0, size)
+      const size = this.o.batchSize ?? 1000
+      while (this.buffered > 0) {
+        const start = this.head
+        const batch = this.queue.slice(start - this.base, start - this.base + size)
         try {
           await this.o.sink(batch)
-          this.buffer.splice(0, batch.length)
+          // Records dropped while the batch was being written moved head past some of it already.
+          this.head = Math.max(this.head, start + batch.length)
+          this.written += batch.length
+          if (this.buffered === 0 || this.head - this.base > 4096) this.compact()
           if (this.failing) { this.failing = false; this.o.logger.info('request log writes resumed') }
         } catch (err) {
           if (!this.failing) this.o.logger.warn({ err: (err as Error).message }, 'request log writes failing; records are kept in a bounded buffer')
@@ -52,8 +76,30 @@ export class RequestLogWriter {
     return await this.flushing
   }
 
+  /** Prometheus text lines for /metrics. */
+  prometheus (): string[] {
+    return [
+      '# HELP gatehouse_request_log_dropped_total Request log records dropped because the buffer was full (overload or store outage).',
+      '# TYPE gatehouse_request_log_dropped_total counter',
+      `gatehouse_request_log_dropped_total ${this.dropped}`,
+      '# HELP gatehouse_request_log_buffered Request log records waiting to be written.',
+      '# TYPE gatehouse_request_log_buffered gauge',
+      `gatehouse_request_log_buffered ${this.buffered}`,
+      '# HELP gatehouse_request_log_written_total Request log records written to the store.',
+      '# TYPE gatehouse_request_log_written_total counter',
+      `gatehouse_request_log_written_total ${this.written}`
+    ]
+  }
+
   async close (): Promise<void> {
     clearInterval(this.timer)
     await this.flush()
+  }
+
+  private compact (): void {
+    const done = this.head - this.base
+    if (done === 0) return
+    this.queue = done === this.queue.length ? [] : this.queue.slice(done)
+    this.base = this.head
   }
 }

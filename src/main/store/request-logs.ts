@@ -3,18 +3,18 @@ import type { RequestRecord } from '../observability/types.js'
 import { iso, page, whereOf, type PageQuery } from './rows.js'
 import type { Queryable, Store } from './types.js'
 
-const COLS = ['occurred_at', 'request_id', 'collection_id', 'proxy_id', 'client_id', 'profile_id', 'method', 'path', 'status', 'duration_ms', 'upstream_ms', 'bytes_in', 'bytes_out']
+// One JSON parameter per batch, unpacked by the database: binding 13 parameters per row cost the
+// gateway's thread more than the insert itself (pg serialises each; PGlite parses each).
+const INSERT = `INSERT INTO request_logs (occurred_at, request_id, collection_id, proxy_id, client_id, profile_id, method, path, status, duration_ms, upstream_ms, bytes_in, bytes_out)
+SELECT to_timestamp(r."time" / 1000.0), r.request_id, r.collection_id, r.proxy_id, r.client_id, r.profile_id, r.method, left(r.path, 2048), r.status, r.duration_ms, r.upstream_ms,
+  least(r.bytes_in, 2000000000)::integer, least(r.bytes_out, 2000000000)::integer
+FROM jsonb_to_recordset($1::jsonb) AS r("time" double precision, request_id text, collection_id text, proxy_id text, client_id text, profile_id text,
+  method text, path text, status integer, duration_ms double precision, upstream_ms double precision, bytes_in bigint, bytes_out bigint)`
 
-/** One multi-row INSERT per batch. */
+/** One INSERT per batch, the rows travelling as one JSON array. */
 export async function insertRequestLogs (store: Store, records: RequestRecord[]): Promise<void> {
   if (records.length === 0) return
-  const params: unknown[] = []
-  const rows = records.map(r => {
-    const vals = [new Date(r.time).toISOString(), r.request_id, r.collection_id, r.proxy_id, r.client_id, r.profile_id, r.method,
-      r.path.slice(0, 2048), r.status, r.duration_ms, r.upstream_ms, Math.min(r.bytes_in, 2_000_000_000), Math.min(r.bytes_out, 2_000_000_000)]
-    return `(${vals.map(v => { params.push(v); return `$${params.length}` }).join(', ')})`
-  })
-  await store.query(`INSERT INTO request_logs (${COLS.join(', ')}) VALUES ${rows.join(', ')}`, params)
+  await store.query(INSERT, [JSON.stringify(records)])
 }
 
 export interface RequestLogFilter {

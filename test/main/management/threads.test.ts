@@ -80,7 +80,7 @@ for (const kind of STORE_KINDS) {
       let r = await alice('PUT', path, { messages: [{ role: 7, content: 'x' }] })
       t.equal(r.status, 400)
       t.equal(r.body.error.code, 'validation_failed')
-      t.match(r.body.error.details[0], { field: 'messages.0.role' })
+      t.match(r.body.error.details[0], { field: 'messages[0].role' })
       r = await alice('PUT', path, { messages: [{ role: 'user' }] })
       t.equal(r.status, 400)
       r = await alice('PUT', path, { messages: [{ role: 'user', content: 1 }] })

@@ -38,6 +38,9 @@ async function connect (t: Test, s: Service, token: string, sessionId?: string):
 
 const json = (r: any) => JSON.parse(r.content[0].text)
 
+// Three full services start here (one with PostgreSQL and Redis): slow on a loaded machine.
+t.setTimeout(600_000)
+
 t.test('the management MCP through the SDK client', async t => {
   const s = await service(t, { DATABASE_URL: '', CACHE_TYPE: 'memory' })
   const admin = await s.issueToken!('alice', 'admin')

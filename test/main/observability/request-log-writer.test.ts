@@ -40,3 +40,43 @@ t.test('records are written in batches, in order, and kept while the sink fails'
   t.equal(kept.at(-1), 12_499)
   t.ok(lines.some(l => l.msg === 'request log writes resumed'))
 })
+
+t.test('under overload the oldest records are dropped and counted, also while a batch is being written, and close writes the rest', async t => {
+  const written: number[] = []
+  let release: () => void = () => {}
+  let slow = true
+  const w = new RequestLogWriter({
+    sink: async records => {
+      if (slow) await new Promise<void>(resolve => { release = resolve })
+      written.push(...records.map(r => r.time))
+    },
+    logger: recordingLogger().logger, flushIntervalMs: 3_600_000, batchSize: 100, maxBuffer: 300
+  })
+  for (let i = 0; i < 300; i++) w.append(rec(i))
+  const flushing = w.flush()
+  // The first batch (0..99) is in flight; 250 more arrive: the buffer holds 300, so 250 of the oldest go.
+  for (let i = 300; i < 550; i++) w.append(rec(i))
+  t.equal(w.dropped, 250)
+  t.equal(w.buffered, 300)
+  slow = false
+  release()
+  await flushing
+  await w.close()
+  t.same(written.slice(0, 100), Array.from({ length: 100 }, (_, i) => i), 'the batch in flight is written')
+  t.same(written.slice(100), Array.from({ length: 300 }, (_, i) => 250 + i), 'then the newest 300, each once, in order')
+  t.equal(w.buffered, 0)
+  const text = w.prometheus().join('\n')
+  t.match(text, /^gatehouse_request_log_dropped_total 250$/m)
+  t.match(text, /^gatehouse_request_log_written_total 400$/m)
+  t.match(text, /^gatehouse_request_log_buffered 0$/m)
+})
+
+t.test('a long outage keeps memory bounded: the buffer never holds more than maxBuffer records', async t => {
+  const w = new RequestLogWriter({ sink: async () => { throw new Error('down') }, logger: recordingLogger().logger, flushIntervalMs: 3_600_000, maxBuffer: 1000 })
+  t.teardown(() => { clearInterval((w as any).timer) })
+  for (let i = 0; i < 100_000; i++) w.append(rec(i))
+  await w.flush()
+  t.equal(w.buffered, 1000)
+  t.equal(w.dropped, 99_000)
+  t.ok((w as any).queue.length <= 2000, 'the backing array is cut down as records are dropped')
+})

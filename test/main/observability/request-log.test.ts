@@ -108,5 +108,7 @@ for (const kind of STORE_KINDS) {
     t.equal(value('gatehouse_proxy_errors_total', { proxy_id: ok.id, class: '4xx' }), 0)
     t.equal(value('gatehouse_proxy_duration_ms_count', { proxy_id: ok.id }), 6)
     t.equal(value('gatehouse_proxy_duration_ms_bucket', { proxy_id: ok.id, le: '+Inf' }), 6)
+    t.equal(value('gatehouse_request_log_dropped_total', {}), 0, 'nothing dropped')
+    t.ok((value('gatehouse_request_log_written_total', {}) ?? 0) >= 9, 'written records are counted')
   })
 }

@@ -1,0 +1,91 @@
+/**
+ * The developer portal on the gateway listener, under the fixed prefix /portal/:
+ * the built portal app, its catalogue (published proxies of active collections,
+ * grouped by collection: what the gateway serves, never drafts) and each
+ * collection's OpenAPI document. uWebSockets.js matches the static '/portal'
+ * segment before the gateway's catch-all, so gateway traffic pays nothing for it.
+ *
+ *   GET /portal/                        the portal page
+ *   GET /portal/catalogue.json          {collections: [{…, proxies: [...]}]}
+ *   GET /portal/openapi/<id>.json       OpenAPI 3.1 of one collection (download)
+ */
+import type uWS from 'uWebSockets.js'
+import type { Collection, Proxy } from '../../common/types.js'
+import { toOpenApi } from '../collections-io/openapi-export.js'
+import type { StaticFiles } from './static-files.js'
+
+export interface Portal {
+  /** Called with every route table the gateway gets; documents are rebuilt on the next request. */
+  setRoutes (collections: Collection[], proxies: Proxy[]): void
+  /** Registers the /portal routes on the gateway app (nothing when the portal was not built). */
+  attach (app: uWS.TemplatedApp): void
+}
+
+const PREFIX = '/portal'
+const JSON_TYPE = 'application/json; charset=utf-8'
+
+export function createPortal (files: StaticFiles): Portal {
+  let collections: Collection[] = []
+  let proxies: Proxy[] = []
+  let catalogue: string | null = null
+  const openapi = new Map<string, string>()
+
+  const published = (c: Collection) => proxies.filter(p => p.collection_id === c.id && p.status === 'published')
+  const visible = () => collections.filter(c => c.status === 'active' && published(c).length > 0)
+  const buildCatalogue = () => JSON.stringify({
+    collections: visible().map(c => ({
+      id: c.id,
+      name: c.name,
+      description: c.description,
+      base_path: c.base_path,
+      auth_required: c.auth_required,
+      openapi_url: `${PREFIX}/openapi/${encodeURIComponent(c.id)}.json`,
+      proxies: published(c).map(p => ({
+        id: p.id,
+        name: p.name,
+        description: p.description,
+        methods: p.methods,
+        path: p.path,
+        parameters: p.parameters,
+        request_schema: p.request_schema,
+        response_schema: p.response_schema,
+        streaming: p.streaming
+      }))
+    }))
+  })
+  const document = (id: string): string | null => {
+    const hit = openapi.get(id)
+    if (hit !== undefined) return hit
+    const c = visible().find(x => x.id === id)
+    if (c === undefined) return null
+    const text = JSON.stringify(toOpenApi(c, published(c), { version: '3.1' }), null, 2)
+    openapi.set(id, text)
+    return text
+  }
+
+  return {
+    setRoutes (c, p) { collections = c; proxies = p; catalogue = null; openapi.clear() },
+    attach (app) {
+      if (!files.built) return
+      app.get(PREFIX, res => { res.writeStatus('301 Moved Permanently').writeHeader('location', `${PREFIX}/`).end() })
+      app.get(`${PREFIX}/*`, (res, req) => {
+        const path = req.getUrl().slice(PREFIX.length)
+        if (path === '/catalogue.json') {
+          catalogue ??= buildCatalogue()
+          res.writeHeader('content-type', JSON_TYPE).writeHeader('cache-control', 'no-cache').end(catalogue)
+          return
+        }
+        const doc = /^\/openapi\/([^/]+)\.json$/.exec(path)
+        if (doc !== null) {
+          const text = document(decodeURIComponent(doc[1]))
+          if (text === null) { res.writeStatus('404 Not Found').writeHeader('content-type', JSON_TYPE).end('{"error":{"code":"not_found","message":"No published collection has this id."}}'); return }
+          res.writeHeader('content-type', JSON_TYPE).writeHeader('content-disposition', `attachment; filename="${doc[1]}.openapi.json"`).end(text)
+          return
+        }
+        const file = files.lookup(path, false)
+        if (file === null) { res.writeStatus('404 Not Found').writeHeader('content-type', 'text/plain').end('Not found'); return }
+        res.writeHeader('content-type', file.type).writeHeader('cache-control', file.cache).writeHeader('x-content-type-options', 'nosniff').end(file.body)
+      })
+    }
+  }
+}

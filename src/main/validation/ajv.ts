@@ -1,0 +1,69 @@
+/**
+ * The one place management input is checked against JSON Schema: one Ajv instance for every
+ * body (routes, MCP tool arguments, import files, credential configs), one for checks that must
+ * not change what they check (workflow node settings: no defaults filled in), and one format of
+ * problems, `{field, message}` with fields as `a.b[2].c`, every problem at once.
+ * (Environment variables and proxies' own request schemas at the gateway have their own
+ * instances: coercion of strings, and the hot path.)
+ */
+import { Ajv, type ErrorObject, type ValidateFunction } from 'ajv'
+import addFormatsModule from 'ajv-formats'
+import { validationFailed, type ErrorDetail } from '../../common/errors.js'
+
+const addFormats = addFormatsModule as unknown as (ajv: Ajv) => Ajv
+
+/** Bodies: every error, defaults filled in, no coercion. */
+export const ajv = addFormats(new Ajv({ allErrors: true, useDefaults: true, coerceTypes: false, strict: false }))
+/** Checks that leave the data as it was (no defaults); errors carry their schema (`verbose`). */
+export const checkOnlyAjv = addFormats(new Ajv({ allErrors: true, verbose: true, strict: false }))
+
+const MAX_DETAILS = 50
+
+/** `/collections/0/proxies/2` -> `collections[0].proxies[2]`. */
+export function fieldOf (pointer: string): string {
+  let out = ''
+  for (const raw of pointer.split('/').slice(1)) {
+    const seg = raw.replace(/~1/g, '/').replace(/~0/g, '~')
+    out += /^\d+$/.test(seg) ? `[${seg}]` : out === '' ? seg : `.${seg}`
+  }
+  return out
+}
+
+const join = (field: string, name: string): string => field === '' ? name : name.startsWith('[') ? field + name : `${field}.${name}`
+
+/** Ajv errors as problems; `prefix` names what was checked (`config`), else the root is `(body)`. */
+export function ajvDetails (errors: ErrorObject[] | null | undefined, prefix = ''): ErrorDetail[] {
+  const out: ErrorDetail[] = []
+  const seen = new Set<string>()
+  for (const e of errors ?? []) {
+    let field = fieldOf(e.instancePath)
+    let message: string
+    const p = e.params as Record<string, unknown>
+    switch (e.keyword) {
+      case 'required': field = join(field, String(p.missingProperty)); message = 'is required'; break
+      case 'additionalProperties': field = join(field, String(p.additionalProperty)); message = 'is not a known field'; break
+      case 'enum': message = `must be one of: ${(p.allowedValues as unknown[]).map(v => JSON.stringify(v)).join(', ')}`; break
+      case 'const': message = `must be ${JSON.stringify(p.allowedValue)}`; break
+      case 'type': message = `must be ${Array.isArray(p.type) ? p.type.join(' or ') : String(p.type)}`; break
+      case 'pattern': message = 'has an invalid format'; break
+      case 'minLength': message = p.limit === 1 ? 'must not be empty' : e.message ?? 'is too short'; break
+      default: message = e.message ?? 'is not valid'
+    }
+    field = prefix === '' ? field : join(prefix, field)
+    if (field === '') field = '(body)'
+    const key = `${field}\n${message}`
+    if (seen.has(key)) continue
+    seen.add(key)
+    out.push({ field, message })
+    if (out.length === MAX_DETAILS) break
+  }
+  return out
+}
+
+/** Throws 400 validation_failed listing every problem, or returns when the data is valid. */
+export function validateWith (validate: ValidateFunction, data: unknown, what = 'The request body'): void {
+  if (!validate(data)) {
+    const details = ajvDetails(validate.errors)
+    throw validationFailed(`${what} is invalid: ${details.map(d => `${d.field} ${d.message}`).join('; ')}.`, details)
+  }
+}
