@@ -32,6 +32,9 @@ export const validationFailed = (message: string, details: ErrorDetail[]) => new
 export const invalidJson = (message = 'The request body is not valid JSON.') => new AppError(400, 'invalid_json', message)
 export const unauthorized = (message = 'A valid bearer token is required.') =>
   new AppError(401, 'unauthorized', message, undefined, { 'www-authenticate': 'Bearer' })
+/** A token was sent but is refused (RFC 6750): the client should get a new one rather than retry. */
+export const invalidToken = (message: string) =>
+  new AppError(401, 'unauthorized', message, undefined, { 'www-authenticate': 'Bearer error="invalid_token"' })
 export const forbidden = (message = 'Your role does not allow this action.') => new AppError(403, 'forbidden', message)
 export const notFound = (message = 'Not found.') => new AppError(404, 'not_found', message)
 export const methodNotAllowed = (allow: string[], message?: string) =>

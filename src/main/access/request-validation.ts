@@ -6,7 +6,8 @@
  */
 import { Ajv, type ValidateFunction } from 'ajv'
 import addFormatsModule from 'ajv-formats'
-import { AppError, invalidJson, unsupportedMediaType, validationFailed, type ErrorDetail } from '../../common/errors.js'
+import { AppError, badRequest, invalidJson, unsupportedMediaType, validationFailed, type ErrorDetail } from '../../common/errors.js'
+import { jsonDepthExceeds, MAX_JSON_DEPTH } from '../../common/json-depth.js'
 import type { Proxy, ProxyParameter } from '../../common/types.js'
 
 export interface ValidationInput {
@@ -90,7 +91,9 @@ export function compileRequestValidator (proxy: Pick<Proxy, 'parameters' | 'requ
         const type = (input.contentType ?? '').split(';')[0].trim().toLowerCase()
         if (type !== 'application/json' && !type.endsWith('+json')) return unsupportedMediaType('This API takes a JSON body: send Content-Type: application/json.')
         let data: unknown
-        try { data = JSON.parse(input.body!.toString('utf8')) } catch { return invalidJson('The request body is not valid JSON.') }
+        const text = input.body!.toString('utf8')
+        if (jsonDepthExceeds(text)) return badRequest(`The JSON body nests deeper than ${MAX_JSON_DEPTH} levels.`)
+        try { data = JSON.parse(text) } catch { return invalidJson('The request body is not valid JSON.') }
         if (!schema(data)) details.push(...bodyDetails(schema))
       }
     }

@@ -4,7 +4,7 @@
  * Issuer, `exp` and (when set) audience are required; asymmetric algorithms only.
  */
 import { createLocalJWKSet, createRemoteJWKSet, jwtVerify, type JWTVerifyGetKey } from 'jose'
-import { unauthorized } from '../../common/errors.js'
+import { AppError, invalidToken, unauthorized } from '../../common/errors.js'
 import type { Config } from '../config/config.js'
 import type { Logger } from '../logger.js'
 import { LOCAL_AUDIENCE, LOCAL_ISSUER, openLocalIssuer, type LocalIssuer } from './local-issuer.js'
@@ -24,7 +24,10 @@ export interface Auth {
 /** Asymmetric JWS algorithms accepted from an external issuer (never HS*, so a public key cannot serve as an HMAC secret). */
 export const ALGORITHMS = ['RS256', 'RS384', 'RS512', 'PS256', 'PS384', 'PS512', 'ES256', 'ES384', 'ES512', 'EdDSA']
 
-type AuthConfig = Pick<Config, 'OIDC_ISSUER' | 'OIDC_JWKS_URL' | 'OIDC_AUDIENCE' | 'OIDC_ROLES_CLAIM' | 'DATA_DIR'>
+type AuthConfig = Pick<Config, 'OIDC_ISSUER' | 'OIDC_JWKS_URL' | 'OIDC_AUDIENCE' | 'OIDC_ROLES_CLAIM' | 'DATA_DIR'> & Partial<Pick<Config, 'OIDC_MAX_TOKEN_LIFETIME_S'>>
+
+/** Clock difference tolerated between the issuer and this service for `iat`. */
+export const CLOCK_SKEW_S = 60
 
 /** The issuer's JWKS address from its OIDC discovery document. */
 export async function discoverJwksUrl (issuer: string): Promise<{ jwksUri: string, issuer: string }> {
@@ -62,6 +65,7 @@ export async function createAuth (config: AuthConfig, logger: Logger): Promise<A
     }
   }
 
+  const maxLifetime = config.OIDC_MAX_TOKEN_LIFETIME_S ?? 86400
   return {
     mode: local !== null ? 'local' : 'oidc',
     issuer,
@@ -77,14 +81,19 @@ export async function createAuth (config: AuthConfig, logger: Logger): Promise<A
           audience: audience === '' ? undefined : audience,
           requiredClaims: ['exp', 'sub']
         })
+        const now = Math.floor(Date.now() / 1000)
+        if (typeof payload.iat === 'number' && payload.iat > now + CLOCK_SKEW_S) throw invalidToken('The token claims to be issued in the future; check the issuer\'s clock.')
+        const lifetime = (payload.exp as number) - (typeof payload.iat === 'number' ? payload.iat : now)
+        if (lifetime > maxLifetime) throw invalidToken(`The token lives longer than the ${maxLifetime} s allowed (OIDC_MAX_TOKEN_LIFETIME_S); ask for a shorter-lived token.`)
         return { sub: String(payload.sub), role: highestRole(claimAt(payload, config.OIDC_ROLES_CLAIM)) }
       } catch (err) {
+        if (err instanceof AppError) throw err
         const code = (err as { code?: string }).code ?? ''
-        if (code === 'ERR_JWT_EXPIRED') throw unauthorized('The token has expired; sign in again.')
-        if (code === 'ERR_JOSE_NOT_SUPPORTED' || code === 'ERR_JOSE_ALG_NOT_ALLOWED') throw unauthorized('The token is signed with an algorithm that is not accepted.')
-        if (code === 'ERR_JWT_CLAIM_VALIDATION_FAILED') throw unauthorized(`The token was refused: ${(err as Error).message}.`)
+        if (code === 'ERR_JWT_EXPIRED') throw invalidToken('The token has expired; sign in again.')
+        if (code === 'ERR_JOSE_NOT_SUPPORTED' || code === 'ERR_JOSE_ALG_NOT_ALLOWED') throw invalidToken('The token is signed with an algorithm that is not accepted.')
+        if (code === 'ERR_JWT_CLAIM_VALIDATION_FAILED') throw invalidToken(`The token was refused: ${(err as Error).message}.`)
         if (code === '' || code === 'ERR_JWKS_TIMEOUT') logger.warn({ err: (err as Error).message }, 'management token verification failed')
-        throw unauthorized('The token is not valid.')
+        throw invalidToken('The token is not valid.')
       }
     }
   }

@@ -31,6 +31,7 @@ export interface Config {
   OIDC_AUDIENCE: string
   OIDC_ROLES_CLAIM: string
   OIDC_CLIENT_ID: string
+  OIDC_MAX_TOKEN_LIFETIME_S: number
   SHUTDOWN_TIMEOUT_MS: number
   UPSTREAM_CONNECT_TIMEOUT_MS: number
   UPSTREAM_TIMEOUT_MS: number
@@ -74,6 +75,7 @@ const VARS: Record<keyof Config, VarSpec> = {
   OIDC_AUDIENCE: { type: 'string', default: '', accepts: 'an audience string' },
   OIDC_ROLES_CLAIM: { type: 'string', default: 'roles', pattern: '^.+$', accepts: 'a claim name' },
   OIDC_CLIENT_ID: { type: 'string', default: '', accepts: 'an OIDC client id for the UI' },
+  OIDC_MAX_TOKEN_LIFETIME_S: { type: 'integer', default: 86400, minimum: 60, maximum: 31536000, accepts: 'seconds 60-31536000 (longest exp - iat a management token may have)' },
   SHUTDOWN_TIMEOUT_MS: { type: 'integer', default: 10000, minimum: 0, maximum: 600000, accepts: 'milliseconds 0-600000' },
   UPSTREAM_CONNECT_TIMEOUT_MS: { type: 'integer', default: 5000, minimum: 1, maximum: 600000, accepts: 'milliseconds 1-600000' },
   UPSTREAM_TIMEOUT_MS: { type: 'integer', default: 30000, minimum: 1, maximum: 3600000, accepts: 'milliseconds 1-3600000' },

@@ -15,6 +15,8 @@ export interface ParserEvents {
 const MAX_HEAD = 64 * 1024
 const enum S { Head, Length, ChunkSize, ChunkData, ChunkDataEnd, Trailers, Close, Done }
 
+const BAD_HEADER_CHAR = /[\r\n\0]/
+
 export class ResponseParser {
   private state = S.Head
   private head: Buffer | null = null
@@ -109,7 +111,8 @@ export class ResponseParser {
     for (let i = 1; i < lines.length; i++) {
       const l = lines[i]
       const c = l.indexOf(':')
-      if (c <= 0) throw new Error('malformed upstream header')
+      // A bare CR or LF (or NUL) inside a header would be relayed as a header break to the client: response splitting.
+      if (c <= 0 || BAD_HEADER_CHAR.test(l)) throw new Error('malformed upstream header')
       const name = l.slice(0, c).trim().toLowerCase()
       const value = l.slice(c + 1).trim()
       if (name === 'content-length') {

@@ -3,7 +3,8 @@
  * (run in the worker pool) instead of a backend. This stage turns the request
  * into the http_trigger's output and the workflow's answer into the response.
  */
-import { AppError, serviceUnavailable } from '../../common/errors.js'
+import { AppError, badRequest, serviceUnavailable } from '../../common/errors.js'
+import { jsonDepthExceeds, MAX_JSON_DEPTH } from '../../common/json-depth.js'
 import type { GatewayExchange } from './exchange.js'
 import type { WorkflowTrigger } from './index.js'
 
@@ -14,7 +15,9 @@ export function runWorkflowTarget (x: GatewayExchange, query: string, body: Buff
   if (run === undefined) { x.fail(serviceUnavailable('Workflows are not available on this instance.')); return }
   const route = x.match!.route
   x.upstreamStart = performance.now()
-  run(route, triggerOf(x, query, body)).then(answer => {
+  let trigger: WorkflowTrigger
+  try { trigger = triggerOf(x, query, body) } catch (err) { x.fail(err as AppError); return }
+  run(route, trigger).then(answer => {
     if (x.closed) return
     x.status = answer.status
     const isText = typeof answer.body === 'string'
@@ -48,7 +51,9 @@ function triggerOf (x: GatewayExchange, q: string, body: Buffer | null): Workflo
   let parsed: unknown = null
   if (body !== null && body.length > 0) {
     const text = body.toString('utf8')
-    parsed = /json/i.test(x.contentType ?? '') ? safeJson(text) : text
+    const json = /json/i.test(x.contentType ?? '')
+    if (json && jsonDepthExceeds(text)) throw badRequest(`The JSON body nests deeper than ${MAX_JSON_DEPTH} levels.`)
+    parsed = json ? safeJson(text) : text
   }
   return {
     request: {

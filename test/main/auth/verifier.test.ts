@@ -26,7 +26,7 @@ async function startIssuer (t: { teardown (fn: () => unknown): void }) {
   t.teardown(() => new Promise(resolve => { server.closeAllConnections(); server.close(resolve) }))
   const issuer = `http://127.0.0.1:${(server.address() as AddressInfo).port}`
   const sign = async (claims: Record<string, unknown>, opts: { exp?: string | null, iss?: string, aud?: string, alg?: string, key?: any } = {}) => {
-    let jwt = new SignJWT(claims).setProtectedHeader({ alg: opts.alg ?? 'RS256', kid: 'k1' }).setIssuedAt().setSubject('alice')
+    let jwt = new SignJWT(claims).setProtectedHeader({ alg: opts.alg ?? 'RS256', kid: 'k1' }).setIssuedAt(claims.iat as number | undefined).setSubject('alice')
       .setIssuer(opts.iss ?? issuer)
     if (opts.aud !== undefined) jwt = jwt.setAudience(opts.aud)
     if (opts.exp !== null) jwt = jwt.setExpirationTime(opts.exp ?? '5m')
@@ -81,4 +81,18 @@ t.test('the local issuer signs tokens its verifier accepts; keys persist in DATA
   t.same(await b.verify(`Bearer ${token}`), { sub: 'bob', role: 'viewer' }, 'a restarted service accepts earlier tokens')
   const elsewhere = await createAuth(loadConfig({ DATA_DIR: await createTempDir(t) }), silentLogger)
   await t.rejects(elsewhere.verify(`Bearer ${token}`), { status: 401 }, 'another key refuses it')
+})
+
+t.test('tokens issued in the future or living too long are refused; a refused token gets error="invalid_token"', async t => {
+  const idp = await startIssuer(t)
+  const config = loadConfig({ OIDC_ISSUER: idp.issuer, DATA_DIR: await createTempDir(t), OIDC_MAX_TOKEN_LIFETIME_S: '3600' })
+  const auth = await createAuth(config, silentLogger)
+  const now = Math.floor(Date.now() / 1000)
+  t.same(await auth.verify(`Bearer ${await idp.sign({ iat: now + 30 }, { exp: '50m' })}`), { sub: 'alice', role: null }, 'a small clock skew passes')
+  await t.rejects(auth.verify(`Bearer ${await idp.sign({ iat: now + 600 }, { exp: '50m' })}`), { status: 401, message: /issued in the future/ })
+  await t.rejects(auth.verify(`Bearer ${await idp.sign({}, { exp: '2h' })}`), { status: 401, message: /lives longer than the 3600 s allowed/ })
+  const expired = await auth.verify(`Bearer ${await idp.sign({}, { exp: '-1m' })}`).catch((e: any) => e)
+  t.equal(expired.headers['www-authenticate'], 'Bearer error="invalid_token"', 'a refused token')
+  const missing = await auth.verify(undefined).catch((e: any) => e)
+  t.equal(missing.headers['www-authenticate'], 'Bearer', 'no token: a plain challenge')
 })
