@@ -29,6 +29,8 @@ import { gatewayWorkflows } from './workflows/listen-gateway.js'
 import { registerWorkflowRunRoutes } from './management/workflow-run-routes.js'
 import { registerTriggerRoutes } from './management/trigger-routes.js'
 import { createTriggers } from './triggers/index.js'
+import { createGatewayMcp } from './mcp/gateway-mcp.js'
+import { createMcpSessions } from './mcp/sessions.js'
 
 /** Broadcast channel on which an instance tells the others that the configuration changed. */
 const CONFIG_CHANNEL = 'config-changed'
@@ -90,13 +92,22 @@ export async function start (config: Readonly<Config>, opts: StartOptions = {}):
   metrics.addSource(() => triggers.prometheus())
   const access: { current: AccessSnapshot } = { current: EMPTY_ACCESS }
   const portal = createPortal(loadStaticFiles(builtUiDir('portal'), { spa: false }))
+  const gatewayAccess = { profiles: () => access.current.profiles, policies: () => access.current.policies, limiter: shared.limiter }
+  // Agents' MCP on the gateway listener; its sessions live in the shared cache like the management MCP's.
+  const gatewayMcp = createGatewayMcp({
+    access: gatewayAccess,
+    sessions: createMcpSessions(shared.kv, { prefix: 'gmcp', idleMs: config.MCP_SESSION_IDLE_SECONDS * 1000, perUser: config.MCP_SESSIONS_PER_USER }),
+    logger,
+    executeTimeoutMs: config.UPSTREAM_TIMEOUT_MS + 5_000,
+    config
+  })
   const gateway = createGateway({
-    config, logger, readiness, env, observe, workflows, mount: portal.attach,
-    access: { profiles: () => access.current.profiles, policies: () => access.current.policies, limiter: shared.limiter }
+    config, logger, readiness, env, observe, workflows, mount: portal.attach, access: gatewayAccess,
+    mcp: async (req, peer) => await gatewayMcp.handle(req, peer)
   })
   // A proxy awaiting a trigger test-listen capture answers through its workflow even while it is disabled.
   // Every reload also reconciles production triggers: the route table's proxies are exactly the served ones.
-  const routes = routeReloader(store, { setRoutes: (c, p) => { gateway.setRoutes(c, listens.overlay(p)); portal.setRoutes(c, p); void triggers.supervisor.reconcileAll(p) } }, logger, async () => { access.current = await loadAccessSnapshot(store, secretsKey) })
+  const routes = routeReloader(store, { setRoutes: (c, p) => { gateway.setRoutes(c, listens.overlay(p)); portal.setRoutes(c, p); gatewayMcp.setRoutes(c, p); void triggers.supervisor.reconcileAll(p) } }, logger, async () => { access.current = await loadAccessSnapshot(store, secretsKey) })
   await routes.reload()
 
   let pendingReload: Promise<void> = Promise.resolve()

@@ -15,6 +15,7 @@ import { createAccessGate } from '../access/gate.js'
 import { checkAccess } from './access.js'
 import { readBody } from './body.js'
 import { GatewayExchange, type GatewayContext } from './exchange.js'
+import { registerMcpRoute } from './mcp-route.js'
 import { forward } from './forward.js'
 import type { Gateway, GatewayOptions } from './index.js'
 import { compileRouteTable, type RouteCache } from './route-table.js'
@@ -32,6 +33,7 @@ export function createGateway (opts: GatewayOptions): Gateway {
   }
   // Requests relayed by the TLS listener carry this process's secret; nothing else can claim a certificate.
   const hopSecret = newHopSecret()
+  const verifyHop = createHopVerifier(hopSecret)
   const ctx: GatewayContext = {
     config,
     logger,
@@ -39,7 +41,7 @@ export function createGateway (opts: GatewayOptions): Gateway {
     workflows: opts.workflows,
     checkAccess: createAccessGate(opts.access),
     upstream: new UpstreamClient(config.UPSTREAM_KEEPALIVE),
-    verifyHop: createHopVerifier(hopSecret),
+    verifyHop,
     table: compileRouteTable([], [], env, warn, config.MAX_BODY_BYTES),
     inFlight: 0,
     draining: null
@@ -64,6 +66,21 @@ export function createGateway (opts: GatewayOptions): Gateway {
     })
   })
   opts.mount?.(app)
+  if (opts.mcp !== undefined) {
+    registerMcpRoute(app, {
+      handler: opts.mcp,
+      logger,
+      maxBodyBytes: config.MAX_BODY_BYTES,
+      verifyHop,
+      hopSecret,
+      selfOrigin: () => `http://${urlHost(loopbackFor(config.HOST))}:${port}`,
+      begin: () => { ctx.inFlight++ },
+      end: () => {
+        ctx.inFlight--
+        if (ctx.inFlight === 0 && ctx.draining !== null) ctx.draining()
+      }
+    })
+  }
   app.any('/*', (res, req) => { handleRequest(new GatewayExchange(ctx, res, req)) })
 
   return {
@@ -146,6 +163,11 @@ function loopbackFor (host: string): string {
   if (host === '0.0.0.0' || host === '') return '127.0.0.1'
   if (host === '::' || host === '[::]') return '::1'
   return host
+}
+
+/** An address as the host part of a URL (IPv6 in brackets). */
+function urlHost (address: string): string {
+  return address.includes(':') && !address.startsWith('[') ? `[${address}]` : address
 }
 
 function unsafeSegment (s: string): boolean {

@@ -6,11 +6,13 @@
  * what the profile may call; execute_endpoint is a real gateway call, counted
  * by the profile's policy like any other. See docs/mcp.md.
  */
-import { AppError, errorBody, serviceUnavailable } from '../../common/errors.js'
+import { AppError, errorBody, forbidden, serviceUnavailable } from '../../common/errors.js'
 import type { Collection, Proxy } from '../../common/types.js'
 import type { GatewayAccess } from '../access/gate.js'
 import { createProfileAuthenticator, type Principal } from '../access/profile-auth.js'
+import type { Config } from '../config/config.js'
 import type { Logger } from '../logger.js'
+import { checkOrigin } from './origin.js'
 import { buildCatalogue, viewFor, type Catalogue } from './gateway-catalogue.js'
 import { createGatewayMcpServer } from './gateway-tools.js'
 import { serveMcpRequest } from './http-session.js'
@@ -36,6 +38,8 @@ export interface GatewayMcpOptions {
   logger: Logger
   /** Bound on one execute_endpoint call (the gateway's own upstream timeout applies inside it). */
   executeTimeoutMs: number
+  /** Host/Origin checks against DNS rebinding (MCP_ALLOWED_HOSTS, MCP_ALLOWED_ORIGINS; bound to HOST). */
+  config: Pick<Readonly<Config>, 'HOST' | 'MANAGEMENT_HOST' | 'MCP_ALLOWED_HOSTS' | 'MCP_ALLOWED_ORIGINS'>
 }
 
 export function createGatewayMcp (o: GatewayMcpOptions): GatewayMcp {
@@ -54,6 +58,8 @@ export function createGatewayMcp (o: GatewayMcpOptions): GatewayMcp {
       const access = o.access
       if (access === undefined) return refuse(serviceUnavailable('The gateway MCP needs client profiles, which this instance does not load.'), rid)
       const h = req.headers
+      const badOrigin = checkOrigin({ host: h.get('host') ?? undefined, origin: h.get('origin') ?? undefined }, o.config, o.config.HOST)
+      if (badOrigin !== null) return refuse(forbidden(badOrigin), rid)
       let who: Principal | AppError
       try {
         who = await authenticator.authenticate(access.profiles(), {

@@ -65,7 +65,7 @@ export function createManagementMcp (deps: ManagementMcpDeps): ManagementMcp {
   }
 
   async function handle (req: IncomingMessage, res: ServerResponse): Promise<void> {
-    const origin = checkOrigin(req, deps.config)
+    const origin = checkOrigin(req.headers, deps.config)
     if (origin !== null) { refuse(req, res, 403, origin); return }
     if (req.headers['x-client-id'] !== undefined || req.headers['x-profile-id'] !== undefined) {
       refuse(req, res, 401, 'The management MCP takes a management (OIDC) bearer token only; do not send X-Client-ID or X-Profile-ID (those are for the gateway MCP at /mcp).', { 'www-authenticate': 'Bearer' })
