@@ -31,6 +31,9 @@ import { registerTriggerRoutes } from './management/trigger-routes.js'
 import { createTriggers } from './triggers/index.js'
 import { createGatewayMcp } from './mcp/gateway-mcp.js'
 import { createMcpSessions } from './mcp/sessions.js'
+import { MCP_PATH } from './gateway/mcp-route.js'
+import { loopbackFor, urlHost } from './gateway/listener.js'
+import { createPortalAssistant, PORTAL_ASSISTANT_PATH, registerAssistantRoutes } from './assistant/routes.js'
 
 /** Broadcast channel on which an instance tells the others that the configuration changed. */
 const CONFIG_CHANNEL = 'config-changed'
@@ -103,7 +106,10 @@ export async function start (config: Readonly<Config>, opts: StartOptions = {}):
   })
   const gateway = createGateway({
     config, logger, readiness, env, observe, workflows, mount: portal.attach, access: gatewayAccess,
-    mcp: async (req, peer) => await gatewayMcp.handle(req, peer)
+    webRoutes: [
+      { path: MCP_PATH, handler: async (req, peer) => await gatewayMcp.handle(req, peer) },
+      { path: PORTAL_ASSISTANT_PATH, handler: createPortalAssistant({ config, store, logger, authenticate: gatewayMcp.authenticate }) }
+    ]
   })
   // A proxy awaiting a trigger test-listen capture answers through its workflow even while it is disabled.
   // Every reload also reconciles production triggers: the route table's proxies are exactly the served ones.
@@ -126,12 +132,17 @@ export async function start (config: Readonly<Config>, opts: StartOptions = {}):
   registerObservabilityRoutes(management.router, store, metrics)
   registerWorkflowRunRoutes(management.router, { store, runner, listens, capture: triggers.capture })
   registerTriggerRoutes(management.router, { store, health: triggers.health })
+  let managementPort = 0
+  registerAssistantRoutes(management.router, {
+    config, store, logger, mcpUrl: () => `http://${urlHost(loopbackFor(config.MANAGEMENT_HOST))}:${managementPort}/api/v1${config.MANAGEMENT_MCP_PATH}`
+  })
   management.router.add('GET', '/api/v1/events/stream', async ctx => {
     await handleEventStream(ctx.req, ctx.res, hub, { pingIntervalMs: config.SSE_PING_INTERVAL_MS })
     return undefined
   }, { role: 'viewer', queryToken: true })
 
-  const [{ port: managementPort }, { port: gatewayPort, tlsPort: gatewayTlsPort }] = await Promise.all([management.listen(), gateway.listen()])
+  const [{ port: mPort }, { port: gatewayPort, tlsPort: gatewayTlsPort }] = await Promise.all([management.listen(), gateway.listen()])
+  managementPort = mPort
   logger.info({ store: store.kind, data_dir: store.kind === 'embedded' ? config.DATA_DIR : undefined, cache: config.CACHE_TYPE },
     `store: ${store.kind === 'embedded' ? `embedded (PGlite) in ${config.DATA_DIR}` : 'PostgreSQL'}; cache: ${config.CACHE_TYPE}`)
   logger.info(`gateway listening on http://${config.HOST}:${gatewayPort}`)

@@ -18,6 +18,10 @@ export interface Config {
   MCP_SESSIONS_PER_USER: number
   MCP_ALLOWED_ORIGINS: string[]
   MCP_ALLOWED_HOSTS: string[]
+  ASSISTANT_BASE_URL: string
+  ASSISTANT_API_KEY: string
+  ASSISTANT_MODEL: string
+  ASSISTANT_MAX_STEPS: number
   DATABASE_URL: string
   DATA_DIR: string
   CACHE_TYPE: 'memory' | 'redis'
@@ -91,6 +95,10 @@ const VARS: Record<keyof Config, VarSpec> = {
   TLS_CERT: { type: 'string', default: '', accepts: 'a readable PEM certificate file (with TLS_KEY)' },
   TLS_KEY: { type: 'string', default: '', accepts: 'a readable PEM private key file (with TLS_CERT)' },
   TLS_CA: { type: 'string', default: '', accepts: 'a readable PEM file of CA certificates (with TLS_CERT and TLS_KEY)' },
+  ASSISTANT_BASE_URL: { type: 'string', default: '', pattern: '^(|https?://.+)$', accepts: 'an http(s) URL of an OpenAI-compatible API, such as https://api.openai.com/v1' },
+  ASSISTANT_API_KEY: { type: 'string', default: '', accepts: 'the API key sent as Authorization: Bearer to ASSISTANT_BASE_URL' },
+  ASSISTANT_MODEL: { type: 'string', default: '', accepts: 'a model name of that API' },
+  ASSISTANT_MAX_STEPS: { type: 'integer', default: 8, minimum: 1, maximum: 50, accepts: 'model calls per assistant turn, 1-50' },
   TRIGGER_HEARTBEAT_MS: { type: 'integer', default: 5000, minimum: 100, maximum: 600000, accepts: 'milliseconds 100-600000 (a trigger silent for 6 beats is restarted)' }
 }
 
@@ -128,6 +136,7 @@ export function loadConfig (env: NodeJS.ProcessEnv = process.env): Readonly<Conf
   const cfg = raw as Record<string, unknown>
   cfg.OUTBOUND_ALLOWLIST = String(cfg.OUTBOUND_ALLOWLIST).split(',').map(s => s.trim()).filter(Boolean)
   for (const k of ['MCP_ALLOWED_ORIGINS', 'MCP_ALLOWED_HOSTS'] as const) cfg[k] = String(cfg[k]).split(',').map(s => s.trim().toLowerCase()).filter(Boolean)
+  cfg.ASSISTANT_BASE_URL = String(cfg.ASSISTANT_BASE_URL).replace(/\/+$/, '')
   cfg.DATA_DIR = path.resolve(String(cfg.DATA_DIR))
   for (const k of ['TLS_CERT', 'TLS_KEY', 'TLS_CA']) if (cfg[k] !== '') cfg[k] = path.resolve(String(cfg[k]))
   return Object.freeze(cfg as unknown as Config)

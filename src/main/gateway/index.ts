@@ -17,7 +17,7 @@ import type { Logger } from '../logger.js'
 import type { CompiledRoute } from './route-table.js'
 import type { GatewayAccess } from '../access/gate.js'
 import type { RequestRecord } from '../observability/types.js'
-import type { McpHandler } from './mcp-route.js'
+import type { WebHandler } from './mcp-route.js'
 
 export { createGateway } from './listener.js'
 
@@ -35,8 +35,8 @@ export interface GatewayOptions {
   observe?: (r: RequestRecord) => void
   /** Runs a proxy's enabled workflow for a request; resolves to the answer or rejects with an AppError. */
   workflows?: (route: CompiledRoute, trigger: WorkflowTrigger) => Promise<{ status: number, headers: Record<string, string>, body: unknown }>
-  /** The gateway MCP (`/mcp`): answers a web Request for one caller; absent, `/mcp` is an ordinary gateway path. */
-  mcp?: McpHandler
+  /** Fixed routes that are not gateway traffic (the gateway MCP at `/mcp`, the portal assistant), answering web Requests. */
+  webRoutes?: Array<{ path: string, handler: WebHandler }>
   /** Registers fixed-prefix routes (the developer portal's /portal/*); uWS matches them before the catch-all. */
   mount?: (app: uWS.TemplatedApp) => void
 }

@@ -15,7 +15,7 @@ import { createAccessGate } from '../access/gate.js'
 import { checkAccess } from './access.js'
 import { readBody } from './body.js'
 import { GatewayExchange, type GatewayContext } from './exchange.js'
-import { registerMcpRoute } from './mcp-route.js'
+import { registerWebRoute } from './mcp-route.js'
 import { forward } from './forward.js'
 import type { Gateway, GatewayOptions } from './index.js'
 import { compileRouteTable, type RouteCache } from './route-table.js'
@@ -66,9 +66,8 @@ export function createGateway (opts: GatewayOptions): Gateway {
     })
   })
   opts.mount?.(app)
-  if (opts.mcp !== undefined) {
-    registerMcpRoute(app, {
-      handler: opts.mcp,
+  for (const { path, handler } of opts.webRoutes ?? []) {
+    registerWebRoute(app, path, handler, {
       logger,
       maxBodyBytes: config.MAX_BODY_BYTES,
       verifyHop,
@@ -159,14 +158,14 @@ function proceed (x: GatewayExchange, body: Buffer | null): boolean {
 }
 
 /** The address this process reaches its own uWS listener at (wildcards become loopback). */
-function loopbackFor (host: string): string {
+export function loopbackFor (host: string): string {
   if (host === '0.0.0.0' || host === '') return '127.0.0.1'
   if (host === '::' || host === '[::]') return '::1'
   return host
 }
 
 /** An address as the host part of a URL (IPv6 in brackets). */
-function urlHost (address: string): string {
+export function urlHost (address: string): string {
   return address.includes(':') && !address.startsWith('[') ? `[${address}]` : address
 }
 

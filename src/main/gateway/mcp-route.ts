@@ -1,8 +1,9 @@
 /**
- * The `/mcp` route on the gateway listener: a web-standard Request built from
- * the uWS request, handed to the gateway MCP, its Response written back.
- * Registered as its own uWS route beside the catch-all, so ordinary gateway
- * traffic never looks at it (uWS matches the static path before the wildcard).
+ * Fixed routes on the gateway listener that are not gateway traffic (the gateway MCP at `/mcp`,
+ * the developer-portal assistant): a web-standard Request built from the uWS request, handed to
+ * a handler, its Response written back (streamed as it comes when it is text/event-stream).
+ * Registered as their own uWS routes beside the catch-all, so ordinary gateway traffic never
+ * looks at them (uWS matches a static path before the wildcard).
  */
 import { randomUUID } from 'node:crypto'
 import type uWS from 'uWebSockets.js'
@@ -13,10 +14,9 @@ import { hopValue, TLS_HOP_HEADER, type TlsHop } from './tls-listener.js'
 
 export const MCP_PATH = '/mcp'
 
-export type McpHandler = (req: Request, peer: McpPeer) => Promise<Response>
+export type WebHandler = (req: Request, peer: McpPeer) => Promise<Response>
 
-export interface McpRouteOptions {
-  handler: McpHandler
+export interface WebRouteOptions {
   logger: Logger
   maxBodyBytes: number
   verifyHop: (value: string) => TlsHop | null
@@ -31,8 +31,8 @@ export interface McpRouteOptions {
 const REQUEST_ID = /^[A-Za-z0-9._:@-]{1,128}$/
 const DROP = new Set(['content-length', 'transfer-encoding', 'connection', 'keep-alive'])
 
-export function registerMcpRoute (app: uWS.TemplatedApp, o: McpRouteOptions): void {
-  app.any(MCP_PATH, (res, req) => {
+export function registerWebRoute (app: uWS.TemplatedApp, path: string, handler: WebHandler, o: WebRouteOptions): void {
+  app.any(path, (res, req) => {
     o.begin()
     let aborted = false
     let finished = false
@@ -63,18 +63,37 @@ export function registerMcpRoute (app: uWS.TemplatedApp, o: McpRouteOptions): vo
       })
       finish()
     }
+    // Event streams are written chunk by chunk; a client gone cancels the handler's stream.
+    const stream = async (r: Response) => {
+      if (aborted || finished) { await r.body!.cancel().catch(() => {}); return }
+      res.cork(() => {
+        res.writeStatus(String(r.status))
+        r.headers.forEach((v, k) => { if (!DROP.has(k)) res.writeHeader(k, v) })
+      })
+      const reader = r.body!.getReader()
+      for (;;) {
+        const { done, value } = await reader.read()
+        if (aborted) { await reader.cancel().catch(() => {}); break }
+        if (done) { res.cork(() => { res.end() }); break }
+        res.cork(() => { res.write(value) })
+      }
+      finish()
+    }
     const run = (body: Buffer | null) => {
       let url: string
-      try { url = new URL(`${proto}://${headers.get('host') ?? 'localhost'}${MCP_PATH}${query ? `?${query}` : ''}`).toString() } catch { url = `${proto}://localhost${MCP_PATH}` }
+      try { url = new URL(`${proto}://${headers.get('host') ?? 'localhost'}${path}${query ? `?${query}` : ''}`).toString() } catch { url = `${proto}://localhost${path}` }
       const request = new Request(url, { method, headers, body: body === null || method === 'GET' || method === 'HEAD' ? undefined : body })
       const peer: McpPeer = {
         remoteIp, certFingerprint: h?.fingerprint ?? undefined, requestId,
         self: { origin: o.selfOrigin(), hop: [TLS_HOP_HEADER, hopValue(o.hopSecret, h?.fingerprint, remoteIp, proto)] }
       }
-      o.handler(request, peer)
-        .then(async r => { answer(r, await r.arrayBuffer()) })
+      handler(request, peer)
+        .then(async r => {
+          if (r.body !== null && (r.headers.get('content-type') ?? '').startsWith('text/event-stream')) await stream(r)
+          else answer(r, await r.arrayBuffer())
+        })
         .catch((err: unknown) => {
-          o.logger.error({ err, request_id: requestId }, 'gateway MCP request failed')
+          o.logger.error({ err, request_id: requestId, path }, 'gateway listener route failed')
           const r = new Response(null, { status: 500, headers: { 'content-type': 'application/json', 'x-request-id': requestId } })
           answer(r, JSON.stringify({ error: { code: 'internal_error', message: 'An internal error occurred; it has been logged.' }, request_id: requestId }))
         })

@@ -29,6 +29,8 @@ export interface McpPeer {
 
 export interface GatewayMcp {
   setRoutes (collections: Collection[], proxies: Proxy[]): void
+  /** The caller's profile, checked exactly as a gateway call (no collection), or why not. */
+  authenticate (h: Headers, peer: McpPeer, method?: string): Promise<Principal | AppError>
   handle (req: Request, peer: McpPeer): Promise<Response>
 }
 
@@ -51,8 +53,28 @@ export function createGatewayMcp (o: GatewayMcpOptions): GatewayMcp {
       status: err.status, headers: { 'content-type': 'application/json', 'x-request-id': rid, ...err.headers }
     })
 
+  const authenticate = async (h: Headers, peer: McpPeer, method = 'POST'): Promise<Principal | AppError> => {
+    const access = o.access
+    if (access === undefined) return serviceUnavailable('The gateway MCP needs client profiles, which this instance does not load.')
+    try {
+      return await authenticator.authenticate(access.profiles(), {
+        collectionId: null,
+        method,
+        authorization: h.get('authorization') ?? undefined,
+        clientId: h.get('x-client-id') ?? undefined,
+        profileId: h.get('x-profile-id') ?? undefined,
+        remoteIp: peer.remoteIp,
+        certFingerprint: peer.certFingerprint
+      })
+    } catch (err) {
+      o.logger.error({ err, request_id: peer.requestId }, 'gateway MCP access check failed')
+      return serviceUnavailable('Access could not be checked; retry shortly.', 1)
+    }
+  }
+
   return {
     setRoutes (collections, proxies) { catalogue = buildCatalogue(collections, proxies) },
+    authenticate,
     async handle (req, peer) {
       const rid = peer.requestId
       const access = o.access
@@ -60,21 +82,7 @@ export function createGatewayMcp (o: GatewayMcpOptions): GatewayMcp {
       const h = req.headers
       const badOrigin = checkOrigin({ host: h.get('host') ?? undefined, origin: h.get('origin') ?? undefined }, o.config, o.config.HOST)
       if (badOrigin !== null) return refuse(forbidden(badOrigin), rid)
-      let who: Principal | AppError
-      try {
-        who = await authenticator.authenticate(access.profiles(), {
-          collectionId: null,
-          method: req.method,
-          authorization: h.get('authorization') ?? undefined,
-          clientId: h.get('x-client-id') ?? undefined,
-          profileId: h.get('x-profile-id') ?? undefined,
-          remoteIp: peer.remoteIp,
-          certFingerprint: peer.certFingerprint
-        })
-      } catch (err) {
-        o.logger.error({ err, request_id: rid }, 'gateway MCP access check failed')
-        who = serviceUnavailable('Access could not be checked; retry shortly.', 1)
-      }
+      const who = await authenticate(h, peer, req.method)
       if (who instanceof AppError) return refuse(who, rid)
       const profile = access.profiles().get(who.profile_id)!
       const view = viewFor(catalogue, profile)

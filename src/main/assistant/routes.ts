@@ -1,0 +1,128 @@
+/**
+ * The assistant's two chat routes:
+ *   POST /api/v1/copilot/chat        (management listener) tools of the management MCP, with the
+ *                                     signed-in user's own bearer token; thread per OIDC sub
+ *   POST /portal/api/assistant/chat  (gateway listener) tools of the gateway MCP, with the
+ *                                     developer's profile credentials; thread per profile
+ * Both answer Server-Sent Events (see chat.ts); the saved threads are the ones of
+ * /api/v1/copilot/thread and the developer portal's.
+ */
+import { AppError, errorBody } from '../../common/errors.js'
+import type { Config } from '../config/config.js'
+import type { Logger } from '../logger.js'
+import type { Router } from '../management/router.js'
+import type { GatewayMcp, McpPeer } from '../mcp/gateway-mcp.js'
+import type { Store } from '../store/types.js'
+import { ajv, validateWith } from '../validation/ajv.js'
+import { isConfigured, notConfigured, type AssistantSettings } from './agent.js'
+import { chatBodySchema, prepareChat, runChat, sseFrame, type ChatInput } from './chat.js'
+import { confirmUnlessReadOnly, openMcpToolBox, type ConfirmRule } from './mcp-toolbox.js'
+
+export const PORTAL_ASSISTANT_PATH = '/portal/api/assistant/chat'
+
+const validateChatBody = ajv.compile(chatBodySchema)
+
+const MANAGEMENT_SYSTEM = 'You are the assistant of Gatehouse, an API gateway. You operate it for the signed-in user through the tools, which are its management API: collections of proxies routed to backends, workflows, policies, clients and access profiles, credentials, audit and request logs, metrics. Read before you change; say what you are about to change. Changes and deletions are shown to the user for approval before they run. If a tool answers forbidden, the user\'s role does not allow it: say so plainly. Answer briefly.'
+const PORTAL_SYSTEM = 'You are the developer portal assistant of an API gateway. You help a developer discover and call the APIs their access profile may use, through the tools: list_collections, list_endpoints, endpoint_details, execute_endpoint. Calls other than GET are shown to the developer for approval before they run. Answer briefly and show the relevant part of API answers.'
+
+const SSE_HEADERS = { 'content-type': 'text/event-stream; charset=utf-8', 'cache-control': 'no-cache', 'x-accel-buffering': 'no' }
+
+export function assistantSettings (config: Readonly<Config>): AssistantSettings {
+  return { baseUrl: config.ASSISTANT_BASE_URL, apiKey: config.ASSISTANT_API_KEY, model: config.ASSISTANT_MODEL, maxSteps: config.ASSISTANT_MAX_STEPS }
+}
+
+export interface ManagementAssistantDeps {
+  config: Readonly<Config>
+  store: Store
+  logger: Logger
+  /** The management MCP's URL on loopback (known once the listener listens). */
+  mcpUrl: () => string
+}
+
+export function registerAssistantRoutes (router: Router, deps: ManagementAssistantDeps): void {
+  const settings = assistantSettings(deps.config)
+  router.add('POST', '/api/v1/copilot/chat', async ctx => {
+    if (!isConfigured(settings)) throw notConfigured()
+    const input = ctx.body as ChatInput
+    const owner = ctx.user!.sub
+    const prepared = await prepareChat(deps.store, 'management', owner, input)
+    const res = ctx.res
+    const abort = new AbortController()
+    res.on('close', () => { abort.abort() })
+    res.writeHead(200, SSE_HEADERS)
+    await runChat({
+      store: deps.store,
+      surface: 'management',
+      owner,
+      settings,
+      system: MANAGEMENT_SYSTEM,
+      // The user's own token: the management MCP checks their role on every tool call.
+      openBox: async () => await openMcpToolBox(deps.mcpUrl(), { authorization: String(ctx.req.headers.authorization) }, confirmUnlessReadOnly),
+      logger: deps.logger,
+      signal: abort.signal,
+      send: (event, data) => { if (!res.writableEnded) res.write(sseFrame(event, data)) }
+    }, input, prepared)
+    res.end()
+    return undefined
+  }, { role: 'viewer', body: chatBodySchema })
+}
+
+/** Only calls that change something wait for the developer: execute_endpoint with a method other than GET. */
+const confirmPortalCall: ConfirmRule = (tool, args) =>
+  tool.name === 'execute_endpoint' && typeof args.method === 'string' && args.method.toUpperCase() !== 'GET'
+
+export interface PortalAssistantDeps {
+  config: Readonly<Config>
+  store: Store
+  logger: Logger
+  /** The gateway MCP's own check of the caller's profile. */
+  authenticate: GatewayMcp['authenticate']
+}
+
+/** The developer-portal chat, as a handler of web Requests on the gateway listener. */
+export function createPortalAssistant (deps: PortalAssistantDeps): (req: Request, peer: McpPeer) => Promise<Response> {
+  const settings = assistantSettings(deps.config)
+  const json = (err: AppError, rid: string) => new Response(JSON.stringify(errorBody(err, { request_id: rid })), {
+    status: err.status, headers: { 'content-type': 'application/json', 'x-request-id': rid, ...err.headers }
+  })
+  return async (req, peer) => {
+    const rid = peer.requestId
+    if (req.method !== 'POST') return json(new AppError(405, 'method_not_allowed', 'Use POST.', undefined, { allow: 'POST' }), rid)
+    if (!isConfigured(settings)) return json(notConfigured(), rid)
+    let input: ChatInput
+    try { input = await req.json() as ChatInput } catch { return json(new AppError(400, 'invalid_json', 'The request body is not valid JSON.'), rid) }
+    try { validateWith(validateChatBody, input) } catch (err) { return json(err as AppError, rid) }
+    // The profile is checked as a gateway call would be before its thread is touched.
+    const who = await deps.authenticate(req.headers, peer)
+    if (who instanceof AppError) return json(who, rid)
+    const credentials: Record<string, string> = { [peer.self.hop[0]]: peer.self.hop[1] }
+    for (const h of ['authorization', 'x-client-id', 'x-profile-id']) { const v = req.headers.get(h); if (v !== null) credentials[h] = v }
+    const owner = `profile:${who.profile_id}`
+    let box
+    try {
+      box = await openMcpToolBox(`${peer.self.origin}/mcp`, credentials, confirmPortalCall)
+    } catch (err) {
+      return json(new AppError(502, 'bad_gateway', `The gateway MCP could not be opened: ${(err as Error).message}`), rid)
+    }
+    let prepared
+    try { prepared = await prepareChat(deps.store, 'developer_portal', owner, input) } catch (err) {
+      await box.close()
+      return json(err instanceof AppError ? err : new AppError(503, 'service_unavailable', 'The conversation could not be read; retry shortly.'), rid)
+    }
+    const abort = new AbortController()
+    const opened = box
+    const body = new ReadableStream<Uint8Array>({
+      async start (controller) {
+        const enc = new TextEncoder()
+        await runChat({
+          store: deps.store, surface: 'developer_portal', owner, settings, system: PORTAL_SYSTEM,
+          openBox: async () => opened, logger: deps.logger, signal: abort.signal,
+          send: (event, data) => { try { controller.enqueue(enc.encode(sseFrame(event, data))) } catch {} }
+        }, input, prepared)
+        controller.close()
+      },
+      cancel () { abort.abort() }
+    })
+    return new Response(body, { status: 200, headers: { ...SSE_HEADERS, 'x-request-id': rid } })
+  }
+}
