@@ -79,7 +79,9 @@ export function createManagementServer (deps: ManagementDeps): ManagementServer 
       scopes: ['openid', 'profile', 'email'],
       roles_claim: deps.config.OIDC_ROLES_CLAIM,
       local_issuer: deps.auth.mode === 'local',
-      token_command: deps.auth.mode === 'local' ? 'npm run token -- --sub <you> --role <viewer|editor|admin>' : null
+      token_command: deps.auth.mode === 'local' ? 'npm run token -- --sub <you> --role <viewer|editor|admin>' : null,
+      // Whether the console's assistant panel can chat (ASSISTANT_BASE_URL and ASSISTANT_MODEL set).
+      assistant: deps.config.ASSISTANT_BASE_URL !== '' && deps.config.ASSISTANT_MODEL !== ''
     }
   }), { public: true })
   const audit = createAuditTrail(deps.store, deps.logger)
