@@ -2,6 +2,8 @@
  * The management API from the browser: bearer token on every call, the error
  * body's message surfaced as is, 401 reported once as an expired session.
  */
+import { readSseFrames } from '../../shared/sse'
+
 export class ApiError extends Error {
   constructor (readonly status: number, readonly code: string, message: string, readonly details: unknown) { super(message) }
 }
@@ -58,23 +60,5 @@ export async function readStream (method: 'GET' | 'POST', path: string, body: un
     body: body === undefined ? undefined : JSON.stringify(body)
   })
   if (!res.ok) await failure(res)
-  const reader = res.body!.pipeThrough(new TextDecoderStream()).getReader()
-  let buffer = ''
-  for (;;) {
-    const { value, done } = await reader.read()
-    if (done) break
-    buffer += value
-    let end
-    while ((end = buffer.indexOf('\n\n')) >= 0) {
-      const frame = buffer.slice(0, end)
-      buffer = buffer.slice(end + 2)
-      let event = 'message'
-      const data: string[] = []
-      for (const line of frame.split('\n')) {
-        if (line.startsWith('event:')) event = line.slice(6).trim()
-        else if (line.startsWith('data:')) data.push(line.slice(5).trimStart())
-      }
-      if (data.length > 0) onFrame(event, JSON.parse(data.join('\n')))
-    }
-  }
+  await readSseFrames(res, onFrame)
 }

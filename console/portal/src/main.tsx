@@ -9,6 +9,7 @@ import { StrictMode, useEffect, useState, type FormEvent } from 'react'
 import { createRoot } from 'react-dom/client'
 import '../../shared/styles.css'
 import { JsonView } from '../../shared/json-view'
+import { readSseFrames } from '../../shared/sse'
 
 interface Parameter { name: string, location: 'path' | 'query', type: string, required: boolean, default?: unknown, description?: string }
 interface Api { id: string, name: string, description: string, methods: string[], path: string, parameters: Parameter[], request_schema: unknown, response_schema: unknown, streaming: boolean }
@@ -33,6 +34,7 @@ function Portal () {
         <p className='muted'>The APIs published on this gateway.</p>
       </header>
       <CredentialsForm creds={creds} onSave={saveCreds} />
+      <PortalAssistant creds={creds} />
       {error !== null && <p className='banner error'>{error}</p>}
       {collections?.length === 0 && <p className='muted'>No APIs are published yet.</p>}
       {collections?.map(c => (
@@ -151,6 +153,67 @@ function TryIt ({ collection, api, creds }: { collection: Collection, api: Api, 
         </div>
       )}
     </form>
+  )
+}
+
+interface Waiting { action_id: string, tool: string, arguments: unknown }
+
+/**
+ * The portal assistant (POST /portal/api/assistant/chat): finds and calls the APIs your profile may
+ * use through the gateway MCP, with your credentials; a call other than GET waits for Approve.
+ */
+function PortalAssistant ({ creds }: { creds: Creds }) {
+  const [lines, setLines] = useState<Array<{ kind: string, text: string }>>([])
+  const [waiting, setWaiting] = useState<Waiting | null>(null)
+  const [busy, setBusy] = useState(false)
+  const [text, setText] = useState('')
+  const send = async (body: unknown, echo?: string) => {
+    const next = [...lines, ...(echo !== undefined ? [{ kind: 'user', text: echo }] : [])]
+    const add = (l: { kind: string, text: string }) => { next.push(l); setLines([...next]) }
+    setLines(next)
+    setWaiting(null)
+    setBusy(true)
+    try {
+      const headers: Record<string, string> = { 'content-type': 'application/json', authorization: `Bearer ${creds.token}`, 'x-client-id': creds.client_id, 'x-profile-id': creds.profile_id }
+      const res = await fetch('/portal/api/assistant/chat', { method: 'POST', headers, body: JSON.stringify(body) })
+      if (!res.ok) {
+        const e = await res.json().catch(() => ({})) as { error?: { message?: string } }
+        add({ kind: 'error', text: e.error?.message ?? `The gateway answered ${res.status}.` })
+        return
+      }
+      await readSseFrames(res, (event, data) => {
+        if (event === 'message') add({ kind: 'assistant', text: data.content })
+        else if (event === 'tool_result') add({ kind: data.is_error === true ? 'error' : 'tool', text: `${data.is_error === true ? '✗' : '✓'} ${data.tool as string}` })
+        else if (event === 'confirmation_required') setWaiting(data)
+        else if (event === 'error') add({ kind: 'error', text: data.error?.message ?? 'The assistant stopped.' })
+      })
+    } catch (err) { add({ kind: 'error', text: (err as Error).message }) } finally { setBusy(false) }
+  }
+  const submit = (e: FormEvent) => {
+    e.preventDefault()
+    const m = text.trim()
+    if (m === '' || busy) return
+    setText('')
+    void send({ message: m }, m)
+  }
+  return (
+    <section className='card assistant-inline' aria-label='Assistant'>
+      <strong>Assistant</strong>
+      <p className='muted'>Ask which APIs you can use, or have it call one with your credentials.</p>
+      <ol className='chat' aria-label='Conversation'>{lines.map((l, i) => <li key={i} className={`chat-${l.kind}`}>{l.text}</li>)}</ol>
+      {waiting !== null && (
+        <div className='confirm' role='alertdialog' aria-label='Confirm call'>
+          <p><strong>{waiting.tool}</strong></p>
+          <pre>{JSON.stringify(waiting.arguments, null, 2)}</pre>
+          <button type='button' disabled={busy} onClick={() => { void send({ confirm: { action_id: waiting.action_id, approve: true } }) }}>Approve</button>{' '}
+          <button type='button' className='ghost' disabled={busy} onClick={() => { void send({ confirm: { action_id: waiting.action_id, approve: false } }) }}>Decline</button>
+        </div>
+      )}
+      <form onSubmit={submit} className='row'>
+        <input aria-label='Message to the assistant' value={text} onChange={e => setText(e.target.value)} placeholder='e.g. What can I call here?' />
+        <button type='submit' disabled={busy || text.trim() === ''}>Ask</button>
+      </form>
+    </section>
   )
 }
 
