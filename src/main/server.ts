@@ -172,6 +172,8 @@ export async function start (config: Readonly<Config>, opts: StartOptions = {}):
   let closing: Promise<void> | undefined
   const close = async () => {
     closing ??= (async () => {
+      // Open event streams would hold the management listener's close for SHUTDOWN_TIMEOUT_MS: end them first.
+      hub.endSubscriptions()
       clearInterval(poll)
       stopConfigBroadcasts()
       stopReconnect()

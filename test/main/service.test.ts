@@ -183,3 +183,32 @@ t.test('/readyz reports 503 on both listeners while PostgreSQL is unreachable; n
   t.equal(r.status, 503, 'a request needing the database fails cleanly')
   t.equal(r.body.error.code, 'service_unavailable')
 })
+
+t.test('SIGTERM with an open event stream: the stream ends at once and the process exits without waiting out SHUTDOWN_TIMEOUT_MS', async t => {
+  const dataDir = await createTempDir(t)
+  const [gwPort, mgPort] = [await freePort(), await freePort()]
+  const env = { ...process.env, DATA_DIR: dataDir, PORT: String(gwPort), HOST: '127.0.0.1', MANAGEMENT_PORT: String(mgPort), LOG_LEVEL: 'info', DATABASE_URL: '', CACHE_TYPE: 'memory', SHUTDOWN_TIMEOUT_MS: '60000' }
+  const child: ChildProcess = spawn(process.execPath, [ENTRY], { env, stdio: ['ignore', 'pipe', 'pipe'] })
+  let log = ''
+  child.stdout!.on('data', d => { log += d })
+  child.stderr!.on('data', d => { log += d })
+  const exited = new Promise<number | null>(resolve => child.on('exit', code => resolve(code)))
+  t.teardown(() => { child.kill('SIGKILL') })
+  await waitFor(async () => log.includes('management tokens come from the built-in local issuer'), 'start-up log')
+  const token = await new Promise<string>((resolve, reject) => {
+    const p = spawn(process.execPath, [TOKEN_CLI, '--sub', 'alice', '--role', 'viewer'], { env })
+    let out = ''
+    p.stdout.on('data', d => { out += d })
+    p.on('exit', code => code === 0 ? resolve(out.trim()) : reject(new Error(`token exited ${code}`)))
+  })
+  const stream = await fetch(`http://127.0.0.1:${mgPort}/api/v1/events/stream`, { headers: { authorization: `Bearer ${token}` } })
+  t.equal(stream.status, 200)
+  const reader = stream.body!.getReader()
+  await reader.read()
+  const ended = (async () => { for (;;) { const { done } = await reader.read().catch(() => ({ done: true })); if (done) return true } })()
+  const sent = Date.now()
+  child.kill('SIGTERM')
+  t.equal(await ended, true, 'the client sees its stream end (and would reconnect elsewhere with Last-Event-ID)')
+  t.equal(await exited, 0, 'exit code 0')
+  t.ok(Date.now() - sent < 30_000, 'the exit did not wait for the 60 s shutdown timeout')
+})

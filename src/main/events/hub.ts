@@ -160,6 +160,11 @@ export class EventHub implements EventSink {
     return () => { this.#reconnectHandlers.delete(cb) }
   }
 
+  /** Ends every local subscription (their streams close; clients reconnect elsewhere with Last-Event-ID) while events still flow. */
+  endSubscriptions (): void {
+    for (const sub of [...this.#subs]) sub.end('hub_closed')
+  }
+
   /** Ends every subscription and leaves Redis. */
   async close (): Promise<void> {
     if (this.#closed) return
