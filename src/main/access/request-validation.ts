@@ -6,8 +6,9 @@
  */
 import { Ajv, type ValidateFunction } from 'ajv'
 import addFormatsModule from 'ajv-formats'
-import { AppError, badRequest, invalidJson, unsupportedMediaType, validationFailed, type ErrorDetail } from '../../common/errors.js'
+import { AppError, badRequest, unsupportedMediaType, validationFailed, type ErrorDetail } from '../../common/errors.js'
 import { jsonDepthExceeds, MAX_JSON_DEPTH } from '../../common/json-depth.js'
+import { jsonSyntaxError } from '../../common/json-error.js'
 import type { Proxy, ProxyParameter } from '../../common/types.js'
 
 export interface ValidationInput {
@@ -93,7 +94,7 @@ export function compileRequestValidator (proxy: Pick<Proxy, 'parameters' | 'requ
         let data: unknown
         const text = input.body!.toString('utf8')
         if (jsonDepthExceeds(text)) return badRequest(`The JSON body nests deeper than ${MAX_JSON_DEPTH} levels.`)
-        try { data = JSON.parse(text) } catch { return invalidJson('The request body is not valid JSON.') }
+        try { data = JSON.parse(text) } catch (err) { return jsonSyntaxError(text, err as Error) }
         if (!schema(data)) details.push(...bodyDetails(schema))
       }
     }
