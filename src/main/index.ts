@@ -28,6 +28,17 @@ function boot (): Readonly<Config> {
   }
 }
 
+if (process.argv.includes('--help') || process.argv.includes('-h')) {
+  process.stdout.write(`usage: npm start   (or: gatehouse start)
+
+Starts the gateway (PORT, default 8080) and the management API, console and event stream
+(MANAGEMENT_PORT, default 8081). With no DATABASE_URL the store is embedded in DATA_DIR
+(./data); CACHE_TYPE=redis with REDIS_URL shares rate limits, events and sessions between
+instances. Every setting is an environment variable: see README.md, "Configuration".
+`)
+  process.exit(0)
+}
+
 const config = boot()
 // uWebSockets.js reads its header limit when it loads: large JWTs need more than its 4 KiB default.
 process.env.UWS_HTTP_MAX_HEADERS_SIZE ??= '16384'

@@ -91,6 +91,11 @@ export async function createAuth (config: AuthConfig, logger: Logger): Promise<A
         const code = (err as { code?: string }).code ?? ''
         if (code === 'ERR_JWT_EXPIRED') throw invalidToken('The token has expired; sign in again.')
         if (code === 'ERR_JOSE_NOT_SUPPORTED' || code === 'ERR_JOSE_ALG_NOT_ALLOWED') throw invalidToken('The token is signed with an algorithm that is not accepted.')
+        if (code === 'ERR_JWKS_NO_MATCHING_KEY' || code === 'ERR_JWS_SIGNATURE_VERIFICATION_FAILED') {
+          throw invalidToken(local !== null
+            ? 'The token was signed by a key this service does not know: the token command must run with the same DATA_DIR as this server (it signs with the key kept there).'
+            : 'The token was signed by a key the issuer\'s JWKS does not list (another issuer, or a rotated key).')
+        }
         if (code === 'ERR_JWT_CLAIM_VALIDATION_FAILED') throw invalidToken(`The token was refused: ${(err as Error).message}.`)
         if (code === '' || code === 'ERR_JWKS_TIMEOUT') logger.warn({ err: (err as Error).message }, 'management token verification failed')
         throw invalidToken('The token is not valid.')

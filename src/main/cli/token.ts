@@ -19,13 +19,32 @@ function consoleUrl (host: string, port: number, token: string): string {
   return `http://${h}:${port}/#access_token=${token}`
 }
 
+const USAGE = `usage: npm run token -- --sub <subject> [--role viewer|editor|admin] [--ttl <seconds>] [--url]
+   or: gatehouse token --sub <subject> [--role ...] [--ttl ...] [--url]
+
+Prints a management token signed by the built-in local issuer, whose key is kept in DATA_DIR:
+run it with the same DATA_DIR as the server, or the server answers 401 (signed by a key it
+does not know). --role defaults to admin, --ttl to 3600 seconds. With --url, prints the web
+console's address (MANAGEMENT_HOST, MANAGEMENT_PORT) carrying the token in its fragment.
+`
+
+let values: { sub?: string, role?: string, ttl?: string, url?: boolean, help?: boolean }
+try {
+  values = parseArgs({ options: { sub: { type: 'string' }, role: { type: 'string' }, ttl: { type: 'string' }, url: { type: 'boolean' }, help: { type: 'boolean', short: 'h' } } }).values
+} catch (err) {
+  fail(`${(err as Error).message}\n\n${USAGE}`)
+}
+if (values.help === true) {
+  process.stdout.write(USAGE)
+  process.exit(0)
+}
+
 try {
   const config = loadConfig(process.env)
   if (config.OIDC_ISSUER !== '' || config.OIDC_JWKS_URL !== '') {
     fail('OIDC is configured (OIDC_ISSUER / OIDC_JWKS_URL): get a token from your identity provider instead.')
   }
-  const { values } = parseArgs({ options: { sub: { type: 'string' }, role: { type: 'string' }, ttl: { type: 'string' }, url: { type: 'boolean' } } })
-  const sub = values.sub ?? fail('usage: npm run token -- --sub <subject> --role <viewer|editor|admin> [--ttl <seconds>] [--url]')
+  const sub = values.sub ?? fail(`--sub is required.\n\n${USAGE}`)
   const role = values.role ?? 'admin'
   if (!isRole(role)) fail(`--role must be viewer, editor or admin (got '${role}')`)
   const ttl = Number(values.ttl ?? 3600)
