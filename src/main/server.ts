@@ -113,7 +113,7 @@ export async function start (config: Readonly<Config>, opts: StartOptions = {}):
   })
   // A proxy awaiting a trigger test-listen capture answers through its workflow even while it is disabled.
   // Every reload also reconciles production triggers: the route table's proxies are exactly the served ones.
-  const routes = routeReloader(store, { setRoutes: (c, p) => { gateway.setRoutes(c, listens.overlay(p)); portal.setRoutes(c, p); gatewayMcp.setRoutes(c, p); void triggers.supervisor.reconcileAll(p) } }, logger, async () => { access.current = await loadAccessSnapshot(store, secretsKey) })
+  const routes = routeReloader(store, { setRoutes: (c, p) => { gateway.setRoutes(c, listens.overlay(p)); portal.setRoutes(c, p); gatewayMcp.setRoutes(c, p); metrics.setRoutes(c, p); void triggers.supervisor.reconcileAll(p) } }, logger, async () => { access.current = await loadAccessSnapshot(store, secretsKey) })
   await routes.reload()
 
   let pendingReload: Promise<void> = Promise.resolve()

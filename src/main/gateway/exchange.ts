@@ -99,6 +99,8 @@ export class GatewayExchange {
   bytesIn = 0
   bytesOut = 0
   private failureLogged = false
+  /** Answered by the gateway itself (x.fail), for the refused-traffic metric. */
+  private refused = false
 
   constructor (readonly ctx: GatewayContext, readonly res: uWS.HttpResponse, req: uWS.HttpRequest) {
     ctx.inFlight++
@@ -159,6 +161,7 @@ export class GatewayExchange {
     // Left pending for one turn, any such bytes make uWS close the connection unanswered instead.
     if (close) setImmediate(answer)
     else answer()
+    this.refused = true
     this.finish(null)
   }
 
@@ -201,7 +204,7 @@ export class GatewayExchange {
       ctx.observe({
         time: Date.now(), request_id: rid, collection_id: route?.collection.id ?? null, proxy_id: route?.proxy.id ?? null,
         client_id: this.principal?.client_id ?? null, profile_id: this.principal?.profile_id ?? null, method, path: url, status,
-        duration_ms: ms, upstream_ms: upstreamMs ?? null, bytes_in: this.bytesIn, bytes_out: this.bytesOut
+        duration_ms: ms, upstream_ms: upstreamMs ?? null, bytes_in: this.bytesIn, bytes_out: this.bytesOut, refused: this.refused
       })
     }
   }

@@ -4,7 +4,13 @@
  * over the last 1, 5 and 15 minutes come from the last N slots. Rendered as JSON
  * for the management API and as Prometheus text at GET /metrics.
  */
+import type { Collection, Proxy } from '../../common/types.js'
 import type { RequestRecord } from './types.js'
+
+/** Statuses the gateway answers by itself, counted by gatehouse_gateway_refused_total{reason}. */
+export const REFUSAL_REASONS = ['400', '401', '403', '404', '405', '413', '415', '429', '500', '502', '503', '504']
+
+interface ProxyNames { proxy: string, collection: string, collection_id: string }
 
 // Upper bounds in ms; the last bucket is +Inf.
 export const BUCKETS = [1, 2.5, 5, 10, 25, 50, 100, 250, 500, 1000, 2500, 5000, 10000, 30000]
@@ -36,6 +42,9 @@ export interface WindowStats { requests: number, p50: number | null, p95: number
 export class Metrics {
   private readonly byProxy = new Map<string, Series>()
   private readonly byClient = new Map<string, Series>()
+  /** Names of the configured proxies (set on each route-table change); series of others are dropped. */
+  private names: Map<string, ProxyNames> | null = null
+  private readonly refused = new Map<string, number>(REFUSAL_REASONS.map(r => [r, 0]))
   /** More Prometheus text appended to /metrics (trigger metrics). */
   private readonly sources: Array<() => string> = []
   constructor (private readonly now: () => number = Date.now) {}
@@ -45,11 +54,25 @@ export class Metrics {
     const minute = Math.floor(r.time / 60_000)
     if (r.proxy_id !== null) add(this.byProxy, r.proxy_id, r, b, minute)
     if (r.client_id !== null) add(this.byClient, r.client_id, r, b, minute)
+    if (r.refused === true) { const k = String(r.status); this.refused.set(k, (this.refused.get(k) ?? 0) + 1) }
+  }
+
+  /** The configured proxies: their names label the series, and a proxy that goes takes its series with it. */
+  setRoutes (collections: readonly Collection[], proxies: readonly Proxy[]): void {
+    const byId = new Map(collections.map(c => [c.id, c]))
+    const names = new Map<string, ProxyNames>()
+    for (const p of proxies) {
+      const c = byId.get(p.collection_id)
+      names.set(p.id, { proxy: p.name, collection: c?.name ?? '', collection_id: p.collection_id })
+    }
+    for (const id of this.byProxy.keys()) if (!names.has(id)) this.byProxy.delete(id)
+    this.names = names
   }
 
   snapshot (): { proxies: Record<string, unknown>, clients: Record<string, unknown> } {
     const minute = Math.floor(this.now() / 60_000)
     const view = (m: Map<string, Series>) => Object.fromEntries([...m].map(([id, s]) => [id, {
+      ...(m === this.byProxy && this.names?.has(id) === true ? { name: this.names.get(id)!.proxy, collection: this.names.get(id)!.collection } : {}),
       requests: s.requests,
       errors: { '4xx': s.errors4xx, '5xx': s.errors5xx },
       latency_ms: { last_1m: windowStats(s, minute, 1), last_5m: windowStats(s, minute, 5), last_15m: windowStats(s, minute, 15) }
@@ -60,25 +83,34 @@ export class Metrics {
   prometheus (): string {
     const out: string[] = []
     const emit = (label: string, m: Map<string, Series>, prefix: string) => {
+      // proxy_id="…" plus, for a configured proxy, proxy="<name>",collection="<name>",collection_id="…"
+      const labels = (id: string) => {
+        const n = m === this.byProxy ? this.names?.get(id) : undefined
+        return `${label}="${esc(id)}"` + (n === undefined ? '' : `,proxy="${esc(n.proxy)}",collection="${esc(n.collection)}",collection_id="${esc(n.collection_id)}"`)
+      }
       out.push(`# HELP ${prefix}_requests_total Gateway requests by ${label}.`, `# TYPE ${prefix}_requests_total counter`)
-      for (const [id, s] of m) out.push(`${prefix}_requests_total{${label}="${esc(id)}"} ${s.requests}`)
+      for (const [id, s] of m) out.push(`${prefix}_requests_total{${labels(id)}} ${s.requests}`)
       out.push(`# HELP ${prefix}_errors_total Gateway error answers by ${label} and class.`, `# TYPE ${prefix}_errors_total counter`)
       for (const [id, s] of m) {
-        out.push(`${prefix}_errors_total{${label}="${esc(id)}",class="4xx"} ${s.errors4xx}`)
-        out.push(`${prefix}_errors_total{${label}="${esc(id)}",class="5xx"} ${s.errors5xx}`)
+        out.push(`${prefix}_errors_total{${labels(id)},class="4xx"} ${s.errors4xx}`)
+        out.push(`${prefix}_errors_total{${labels(id)},class="5xx"} ${s.errors5xx}`)
       }
       out.push(`# HELP ${prefix}_duration_ms Gateway request duration in milliseconds by ${label}.`, `# TYPE ${prefix}_duration_ms histogram`)
       for (const [id, s] of m) {
         let cum = 0
+        const l = labels(id)
         for (let i = 0; i <= BUCKETS.length; i++) {
           cum += s.buckets[i]
-          out.push(`${prefix}_duration_ms_bucket{${label}="${esc(id)}",le="${i < BUCKETS.length ? BUCKETS[i] : '+Inf'}"} ${cum}`)
+          out.push(`${prefix}_duration_ms_bucket{${l},le="${i < BUCKETS.length ? BUCKETS[i] : '+Inf'}"} ${cum}`)
         }
-        out.push(`${prefix}_duration_ms_sum{${label}="${esc(id)}"} ${s.sumMs}`, `${prefix}_duration_ms_count{${label}="${esc(id)}"} ${s.requests}`)
+        out.push(`${prefix}_duration_ms_sum{${l}} ${s.sumMs}`, `${prefix}_duration_ms_count{${l}} ${s.requests}`)
       }
     }
     emit('proxy_id', this.byProxy, 'gatehouse_proxy')
     emit('client_id', this.byClient, 'gatehouse_client')
+    out.push('# HELP gatehouse_gateway_refused_total Requests the gateway answered itself, by status (authentication, limits, no route, validation, backend failure).',
+      '# TYPE gatehouse_gateway_refused_total counter')
+    for (const [reason, n] of this.refused) out.push(`gatehouse_gateway_refused_total{reason="${reason}"} ${n}`)
     return out.join('\n') + '\n' + this.sources.map(f => f()).join('')
   }
 

@@ -13,4 +13,6 @@ export interface RequestRecord {
   upstream_ms: number | null
   bytes_in: number
   bytes_out: number
+  /** Answered by the gateway itself (auth, limits, no route, validation, backend failure), not by the backend or a workflow. */
+  refused?: boolean
 }
