@@ -7,6 +7,7 @@ import os from 'node:os'
 import path from 'node:path'
 import { Ajv } from 'ajv'
 import { checkTlsFiles } from './tls-files.js'
+import { parseTrustedProxies } from '../gateway/trusted-proxies.js'
 
 export interface Config {
   PORT: number
@@ -30,6 +31,7 @@ export interface Config {
   LOG_FORMAT: 'auto' | 'json' | 'pretty'
   WORKERS: number
   OUTBOUND_ALLOWLIST: string[]
+  TRUSTED_PROXIES: string[]
   OIDC_ISSUER: string
   OIDC_JWKS_URL: string
   OIDC_AUDIENCE: string
@@ -95,6 +97,7 @@ const VARS: Record<keyof Config, VarSpec> = {
   TLS_CERT: { type: 'string', default: '', accepts: 'a readable PEM certificate file (with TLS_KEY)' },
   TLS_KEY: { type: 'string', default: '', accepts: 'a readable PEM private key file (with TLS_CERT)' },
   TLS_CA: { type: 'string', default: '', accepts: 'a readable PEM file of CA certificates (with TLS_CERT and TLS_KEY)' },
+  TRUSTED_PROXIES: { type: 'string', default: '', accepts: 'comma-separated IP addresses or CIDRs of the proxies in front of the gateway, such as 10.0.0.0/8,::1' },
   ASSISTANT_BASE_URL: { type: 'string', default: '', pattern: '^(|https?://.+)$', accepts: 'an http(s) URL of an OpenAI-compatible API, such as https://api.openai.com/v1' },
   ASSISTANT_API_KEY: { type: 'string', default: '', accepts: 'the API key sent as Authorization: Bearer to ASSISTANT_BASE_URL' },
   ASSISTANT_MODEL: { type: 'string', default: '', accepts: 'a model name of that API' },
@@ -134,6 +137,10 @@ export function loadConfig (env: NodeJS.ProcessEnv = process.env): Readonly<Conf
     throw new ConfigError([...bad].map(k => `${k}=${JSON.stringify(env[k])} is invalid: expected ${VARS[k as keyof Config].accepts}`))
   }
   const cfg = raw as Record<string, unknown>
+  cfg.TRUSTED_PROXIES = String(cfg.TRUSTED_PROXIES).split(',').map(s => s.trim()).filter(Boolean)
+  try { parseTrustedProxies(cfg.TRUSTED_PROXIES as string[]) } catch (err) {
+    throw new ConfigError([`TRUSTED_PROXIES=${JSON.stringify(env.TRUSTED_PROXIES)} is invalid: ${(err as Error).message}; expected ${VARS.TRUSTED_PROXIES.accepts}`])
+  }
   cfg.OUTBOUND_ALLOWLIST = String(cfg.OUTBOUND_ALLOWLIST).split(',').map(s => s.trim()).filter(Boolean)
   for (const k of ['MCP_ALLOWED_ORIGINS', 'MCP_ALLOWED_HOSTS'] as const) cfg[k] = String(cfg[k]).split(',').map(s => s.trim().toLowerCase()).filter(Boolean)
   cfg.ASSISTANT_BASE_URL = String(cfg.ASSISTANT_BASE_URL).replace(/\/+$/, '')

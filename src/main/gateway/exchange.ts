@@ -15,6 +15,7 @@ import type { RequestRecord } from '../observability/types.js'
 import type { GatewayOptions } from './index.js'
 import { DROP_RESPONSE } from './request-head.js'
 import type { Match, RouteTable } from './route-table.js'
+import type { TrustedProxies } from './trusted-proxies.js'
 import { TLS_HOP_HEADER } from './tls-listener.js'
 import type { Exchange, UpstreamClient } from './upstream.js'
 
@@ -27,6 +28,8 @@ export interface GatewayContext {
   checkAccess: AccessGate
   upstream: UpstreamClient
   verifyHop: (value: string) => { remoteIp: string, fingerprint: string | null } | null
+  /** TRUSTED_PROXIES: the client's address behind them, and whose X-Forwarded-Host/Proto to believe. */
+  trusted: TrustedProxies
   /** Swapped in one assignment on every configuration change. */
   table: RouteTable
   inFlight: number
@@ -50,6 +53,8 @@ function readHeader (k: string, v: string): void {
     case 'transfer-encoding': x.teCount++; x.te = v; break
     case 'host': x.host = v; break
     case 'x-forwarded-for': x.xff = x.xff === null ? v : `${x.xff}, ${v}`; break
+    case 'x-forwarded-host': x.xfHost = v; break
+    case 'x-forwarded-proto': x.xfProto = v.toLowerCase(); break
     case 'x-request-id': x.requestId = REQUEST_ID.test(v) ? v : null; break
     case 'connection': x.connection = v.toLowerCase(); break
     case 'authorization': x.authorization = v; break
@@ -75,6 +80,8 @@ export class GatewayExchange {
   teCount = 0
   host = ''
   xff: string | null = null
+  xfHost: string | null = null
+  xfProto: string | null = null
   requestId: string | null = null
   connection: string | null = null
   contentType: string | undefined = undefined
@@ -83,7 +90,12 @@ export class GatewayExchange {
   profileId: string | undefined = undefined
   hopHeader: string | null = null
   readonly rid: string
+  /** The client's address (behind trusted proxies: from X-Forwarded-For). */
   remoteIp: string
+  /** The immediate peer: the socket's address, or the TLS listener's client. */
+  peerIp: string
+  /** The host the client asked for (a trusted proxy's X-Forwarded-Host, else Host). */
+  publicHost = ''
   proto: 'http' | 'https' = 'http'
   certFingerprint: string | undefined = undefined
   // Filled in by the stages.
@@ -112,10 +124,17 @@ export class GatewayExchange {
     reading = this
     req.forEach(readHeader)
     this.rid = this.requestId ?? randomUUID()
-    this.remoteIp = Buffer.from(res.getRemoteAddressAsText()).toString()
+    this.peerIp = Buffer.from(res.getRemoteAddressAsText()).toString()
     if (this.hopHeader !== null) {
       const hop = ctx.verifyHop(this.hopHeader)
-      if (hop !== null) { this.proto = 'https'; this.remoteIp = hop.remoteIp; this.certFingerprint = hop.fingerprint ?? undefined }
+      if (hop !== null) { this.proto = 'https'; this.peerIp = hop.remoteIp; this.certFingerprint = hop.fingerprint ?? undefined }
+    }
+    this.remoteIp = this.peerIp
+    this.publicHost = this.host
+    if (ctx.trusted.trusts(this.peerIp)) {
+      this.remoteIp = ctx.trusted.clientAddress(this.peerIp, this.xff)
+      if (this.xfHost !== null) this.publicHost = this.xfHost
+      if (this.xfProto === 'https' || this.xfProto === 'http') this.proto = this.xfProto
     }
   }
 

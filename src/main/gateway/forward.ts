@@ -23,7 +23,7 @@ export function forward (x: GatewayExchange, query: string, body: Buffer | null)
   const target = buildTargetPath(route, params, tail) + (query !== '' ? `?${query}` : '')
   const hasBody = x.hasBody
   const info: ClientRequestInfo = {
-    method: x.method, headers: x.headers, host: x.host, xff: x.xff, remoteIp: x.remoteIp, proto: x.proto, requestId: x.rid,
+    method: x.method, headers: x.headers, host: x.publicHost, xff: x.xff, remoteIp: x.peerIp, proto: x.proto, requestId: x.rid,
     connectionTokens: x.connection === null ? null : x.connection.split(',').map(s => s.trim()).filter(s => s !== 'close' && s !== 'keep-alive')
   }
   const timeoutMs = route.timeoutMs ?? config.UPSTREAM_TIMEOUT_MS

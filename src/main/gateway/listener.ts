@@ -16,6 +16,7 @@ import { checkAccess } from './access.js'
 import { readBody } from './body.js'
 import { GatewayExchange, type GatewayContext } from './exchange.js'
 import { registerWebRoute } from './mcp-route.js'
+import { createTrustedProxies, parseTrustedProxies } from './trusted-proxies.js'
 import { forward } from './forward.js'
 import type { Gateway, GatewayOptions } from './index.js'
 import { compileRouteTable, type RouteCache } from './route-table.js'
@@ -42,6 +43,7 @@ export function createGateway (opts: GatewayOptions): Gateway {
     checkAccess: createAccessGate(opts.access),
     upstream: new UpstreamClient(config.UPSTREAM_KEEPALIVE),
     verifyHop,
+    trusted: createTrustedProxies(parseTrustedProxies(config.TRUSTED_PROXIES)),
     table: compileRouteTable([], [], env, warn, config.MAX_BODY_BYTES),
     inFlight: 0,
     draining: null
@@ -69,6 +71,7 @@ export function createGateway (opts: GatewayOptions): Gateway {
   for (const { path, handler } of opts.webRoutes ?? []) {
     registerWebRoute(app, path, handler, {
       logger,
+      trusted: ctx.trusted,
       maxBodyBytes: config.MAX_BODY_BYTES,
       verifyHop,
       hopSecret,

@@ -10,6 +10,7 @@ import type uWS from 'uWebSockets.js'
 import { errorBody, payloadTooLarge } from '../../common/errors.js'
 import type { Logger } from '../logger.js'
 import type { McpPeer } from '../mcp/gateway-mcp.js'
+import type { TrustedProxies } from './trusted-proxies.js'
 import { hopValue, TLS_HOP_HEADER, type TlsHop } from './tls-listener.js'
 
 export const MCP_PATH = '/mcp'
@@ -17,6 +18,7 @@ export const MCP_PATH = '/mcp'
 export type WebHandler = (req: Request, peer: McpPeer) => Promise<Response>
 
 export interface WebRouteOptions {
+  trusted: TrustedProxies
   logger: Logger
   maxBodyBytes: number
   verifyHop: (value: string) => TlsHop | null
@@ -49,7 +51,8 @@ export function registerWebRoute (app: uWS.TemplatedApp, path: string, handler: 
       headers.append(k, v)
     })
     const h = hop as TlsHop | null
-    const remoteIp = h?.remoteIp ?? Buffer.from(res.getRemoteAddressAsText()).toString()
+    const peerIp = h?.remoteIp ?? Buffer.from(res.getRemoteAddressAsText()).toString()
+    const remoteIp = o.trusted.clientAddress(peerIp, headers.get('x-forwarded-for'))
     const proto = h?.proto ?? 'http'
     const given = headers.get('x-request-id')
     const requestId = given !== null && REQUEST_ID.test(given) ? given : randomUUID()
