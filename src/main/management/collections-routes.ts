@@ -2,7 +2,7 @@ import type { Collection } from '../../common/types.js'
 import { createCollection, deleteCollection, duplicateCollection, getCollection, listCollections, updateCollection } from '../store/collections.js'
 import type { Router } from './router.js'
 import type { ManagementDeps } from './server.js'
-import { checkCollectionFields, etag, headersSchema, pageQuery } from './validation.js'
+import { checkCollectionFields, collectionFieldProblems, etag, headersSchema, pageQuery } from './validation.js'
 
 const fields = {
   name: { type: 'string', minLength: 1, maxLength: 200 },
@@ -33,7 +33,7 @@ export function registerCollectionRoutes (router: Router, deps: ManagementDeps):
     const c = await createCollection(store, ctx.body)
     changed(c, 'created', ctx.user?.sub)
     return { status: 201, body: c, headers: etag(c.version) }
-  }, { role: 'editor', body: createSchema })
+  }, { role: 'editor', body: createSchema, fieldProblems: collectionFieldProblems })
 
   router.add('GET', '/api/v1/collections/:id', async ctx => {
     const c = await getCollection(store, ctx.params.id)
@@ -45,7 +45,7 @@ export function registerCollectionRoutes (router: Router, deps: ManagementDeps):
     const c = await updateCollection(store, ctx.params.id, ctx.body, ctx.ifMatch)
     changed(c, 'updated', ctx.user?.sub)
     return { status: 200, body: c, headers: etag(c.version) }
-  }, { role: 'editor', body: updateSchema })
+  }, { role: 'editor', body: updateSchema, fieldProblems: collectionFieldProblems })
 
   router.add('DELETE', '/api/v1/collections/:id', async ctx => {
     const c = await deleteCollection(store, ctx.params.id, ctx.ifMatch)

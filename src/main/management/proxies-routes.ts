@@ -4,7 +4,7 @@ import { createProxy, deleteProxy, duplicateProxy, getProxy, listProxies, patchP
 import type { Router } from './router.js'
 import { ajv } from '../validation/ajv.js'
 import type { ManagementDeps } from './server.js'
-import { checkProxyPaths, etag, headersSchema, pageQuery } from './validation.js'
+import { checkProxyPaths, etag, headersSchema, pageQuery, proxyBodyProblems } from './validation.js'
 
 const METHODS = ['GET', 'POST', 'PUT', 'DELETE', 'PATCH']
 const fields = {
@@ -77,13 +77,13 @@ export function registerProxyRoutes (router: Router, deps: ManagementDeps): void
 
   router.add('POST', '/api/v1/proxies', async ctx => {
     const body = { ...ctx.body, target_path: ctx.body.target_path ?? ctx.body.path }
-    checkProxyPaths(body.path, body.target_path)
+    checkProxyPaths(body.path, body.target_path, ctx.body.target_path !== undefined)
     checkSchemas(body)
     const p = await createProxy(store, body)
     changed(p, 'created', ctx.user?.sub)
     deps.onConfigChange()
     return { status: 201, body: p, headers: etag(p.version) }
-  }, { role: 'editor', body: createSchema, readOnly: READ_ONLY })
+  }, { role: 'editor', body: createSchema, readOnly: READ_ONLY, fieldProblems: proxyBodyProblems })
 
   // Registered before '/api/v1/proxies/:id' routes so the static segment wins.
   router.add('POST', '/api/v1/proxies/bulk', async ctx => {

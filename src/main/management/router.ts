@@ -6,8 +6,8 @@
  */
 import type { IncomingMessage, ServerResponse } from 'node:http'
 import type { ValidateFunction } from 'ajv'
-import { methodNotAllowed, notFound } from '../../common/errors.js'
-import { ajv, validateWith } from '../validation/ajv.js'
+import { methodNotAllowed, notFound, validationFailed, type ErrorDetail } from '../../common/errors.js'
+import { ajv, ajvDetails } from '../validation/ajv.js'
 import type { Role } from '../auth/roles.js'
 import type { User } from '../auth/verifier.js'
 import type { Caller, FrameSink } from './operation.js'
@@ -53,6 +53,8 @@ export interface RouteOptions {
   readOnly?: readonly string[]
   /** Audit trail: the resource kind and action of a change when the path does not say them; false: not audited as a change. */
   audit?: false | { kind?: string, action?: string }
+  /** Rules beyond the schema (path syntax, URLs), reported together with the schema's problems. */
+  fieldProblems?: (body: Record<string, unknown>) => ErrorDetail[]
 }
 
 export interface Route { method: string, segments: string[], handler: Handler, opts: RouteOptions, validate: ValidateFunction | null, readOnly: readonly string[] }
@@ -66,8 +68,15 @@ const RECORD_FIELDS = ['id', 'version', 'created_at', 'updated_at']
 export function checkBody (route: Route, body: unknown): unknown {
   if (route.validate === null) return body
   const value = body ?? {}
-  if (typeof value === 'object' && value !== null && !Array.isArray(value)) for (const f of route.readOnly) delete (value as Record<string, unknown>)[f]
-  validateWith(route.validate, value)
+  const isObject = typeof value === 'object' && value !== null && !Array.isArray(value)
+  if (isObject) for (const f of route.readOnly) delete (value as Record<string, unknown>)[f]
+  // Every problem of the body at once: the schema's, then the field rules on what is there.
+  const details = route.validate(value) ? [] : ajvDetails(route.validate.errors)
+  if (isObject && route.opts.fieldProblems !== undefined) {
+    const seen = new Set(details.map(d => d.field))
+    for (const d of route.opts.fieldProblems(value as Record<string, unknown>)) if (!seen.has(d.field)) details.push(d)
+  }
+  if (details.length > 0) throw validationFailed(`The request body is invalid: ${details.map(d => `${d.field} ${d.message}`).join('; ')}.`, details)
   return value
 }
 

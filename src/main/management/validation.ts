@@ -64,31 +64,52 @@ export function parsePath (p: string): PathShape | string {
   return { params, wildcard }
 }
 
-/** Checks a proxy's path and target path together (target keeps the same names and wildcard). */
-export function checkProxyPaths (path: string, target: string): void {
+/**
+ * Problems of a proxy's path and target path together (target keeps the same names and wildcard).
+ * A target path that was not sent (it defaults to the path) is not reported on its own.
+ */
+export function proxyPathProblems (path: string, target: string, targetGiven = true): ErrorDetail[] {
   const details: ErrorDetail[] = []
   const a = parsePath(path)
-  const b = parsePath(target)
+  const b = targetGiven ? parsePath(target) : a
   if (typeof a === 'string') details.push({ field: 'path', message: a })
-  if (typeof b === 'string') details.push({ field: 'target_path', message: b })
+  if (typeof b === 'string' && targetGiven) details.push({ field: 'target_path', message: b })
   if (typeof a !== 'string' && typeof b !== 'string') {
     const unknown = b.params.filter(x => !a.params.includes(x))
     if (unknown.length > 0) details.push({ field: 'target_path', message: `uses ${unknown.map(x => `{${x}}`).join(', ')} which the path does not define` })
     if (a.wildcard !== b.wildcard) details.push({ field: 'target_path', message: a.wildcard ? "must end with '/*' like the path" : "may end with '/*' only when the path does" })
   }
+  return details
+}
+
+export function checkProxyPaths (path: string, target: string, targetGiven = true): void {
+  const details = proxyPathProblems(path, target, targetGiven)
   if (details.length > 0) throw validationFailed(`The proxy paths are invalid: ${details.map(d => `${d.field} ${d.message}`).join('; ')}.`, details)
 }
 
-export function checkCollectionFields (body: { base_path?: string, upstream_url?: string }): void {
+/** The path checks of a proxy body, for the router to report with the body's other problems. */
+export function proxyBodyProblems (b: Record<string, unknown>): ErrorDetail[] {
+  if (typeof b.path !== 'string') return []
+  const given = typeof b.target_path === 'string'
+  return proxyPathProblems(b.path, given ? b.target_path as string : b.path, given)
+}
+
+/** Problems of a collection's base path and upstream URL (fields of another type are the schema's to report). */
+export function collectionFieldProblems (body: { base_path?: unknown, upstream_url?: unknown }): ErrorDetail[] {
   const details: ErrorDetail[] = []
-  if (body.base_path !== undefined) {
+  if (typeof body.base_path === 'string') {
     const p = basePathProblem(body.base_path)
     if (p !== null) details.push({ field: 'base_path', message: p })
   }
-  if (body.upstream_url !== undefined) {
+  if (typeof body.upstream_url === 'string') {
     const p = upstreamProblem(body.upstream_url)
     if (p !== null) details.push({ field: 'upstream_url', message: p })
   }
+  return details
+}
+
+export function checkCollectionFields (body: { base_path?: string, upstream_url?: string }): void {
+  const details = collectionFieldProblems(body)
   if (details.length > 0) throw validationFailed(`The collection is invalid: ${details.map(d => `${d.field} ${d.message}`).join('; ')}.`, details)
 }
 
