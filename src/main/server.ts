@@ -9,7 +9,8 @@ import { openStore, type Store } from './store/index.js'
 import { loadRoutingSnapshot, configVersion } from './store/routing.js'
 import { createSharedState } from './cache/shared-state.js'
 import { createEventHub } from './events/hub.js'
-import { handleEventStream } from './events/sse.js'
+import { handleEventStream, StreamLimits } from './events/sse.js'
+import { AppError } from '../common/errors.js'
 import { createAuth } from './auth/verifier.js'
 import { createManagementServer } from './management/server.js'
 import { createGateway, type Gateway, type ReadyReport } from './gateway/index.js'
@@ -136,8 +137,13 @@ export async function start (config: Readonly<Config>, opts: StartOptions = {}):
   registerAssistantRoutes(management.router, {
     config, store, logger, mcpUrl: () => `http://${urlHost(loopbackFor(config.MANAGEMENT_HOST))}:${managementPort}/api/v1${config.MANAGEMENT_MCP_PATH}`
   })
+  const streamLimits = new StreamLimits(config.SSE_MAX_STREAMS, config.SSE_MAX_STREAMS_PER_USER)
   management.router.add('GET', '/api/v1/events/stream', async ctx => {
-    await handleEventStream(ctx.req, ctx.res, hub, { pingIntervalMs: config.SSE_PING_INTERVAL_MS })
+    const slot = streamLimits.acquire(ctx.user!.sub)
+    if (slot instanceof AppError) throw slot
+    try {
+      await handleEventStream(ctx.req, ctx.res, hub, { pingIntervalMs: config.SSE_PING_INTERVAL_MS, expiresAt: ctx.user!.exp === undefined ? undefined : ctx.user!.exp * 1000 })
+    } finally { slot.release() }
     return undefined
   }, { role: 'viewer', queryToken: true })
 

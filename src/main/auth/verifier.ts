@@ -10,7 +10,12 @@ import type { Logger } from '../logger.js'
 import { LOCAL_AUDIENCE, LOCAL_ISSUER, openLocalIssuer, type LocalIssuer } from './local-issuer.js'
 import { claimAt, highestRole, type Role } from './roles.js'
 
-export interface User { sub: string, role: Role | null }
+export interface User {
+  sub: string
+  role: Role | null
+  /** When the token expires (epoch seconds): long-lived streams end then. */
+  exp?: number
+}
 
 export interface Auth {
   mode: 'local' | 'oidc'
@@ -85,7 +90,7 @@ export async function createAuth (config: AuthConfig, logger: Logger): Promise<A
         if (typeof payload.iat === 'number' && payload.iat > now + CLOCK_SKEW_S) throw invalidToken('The token claims to be issued in the future; check the issuer\'s clock.')
         const lifetime = (payload.exp as number) - (typeof payload.iat === 'number' ? payload.iat : now)
         if (lifetime > maxLifetime) throw invalidToken(`The token lives longer than the ${maxLifetime} s allowed (OIDC_MAX_TOKEN_LIFETIME_S); ask for a shorter-lived token.`)
-        return { sub: String(payload.sub), role: highestRole(claimAt(payload, config.OIDC_ROLES_CLAIM)) }
+        return { sub: String(payload.sub), role: highestRole(claimAt(payload, config.OIDC_ROLES_CLAIM)), exp: payload.exp as number }
       } catch (err) {
         if (err instanceof AppError) throw err
         const code = (err as { code?: string }).code ?? ''

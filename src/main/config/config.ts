@@ -47,6 +47,8 @@ export interface Config {
   DB_QUERY_TIMEOUT_MS: number
   SECRETS_KEY: string
   SSE_PING_INTERVAL_MS: number
+  SSE_MAX_STREAMS: number
+  SSE_MAX_STREAMS_PER_USER: number
   REQUEST_LOG_RETENTION_HOURS: number
   EXECUTIONS_PER_WORKFLOW: number
   TLS_PORT: number
@@ -91,6 +93,8 @@ const VARS: Record<keyof Config, VarSpec> = {
   DB_QUERY_TIMEOUT_MS: { type: 'integer', default: 10000, minimum: 100, maximum: 600000, accepts: 'milliseconds 100-600000' },
   SECRETS_KEY: { type: 'string', default: '', pattern: '^(|[A-Za-z0-9+/]{43}=)$', accepts: 'base64 of 32 bytes, or empty for a key file in DATA_DIR' },
   SSE_PING_INTERVAL_MS: { type: 'integer', default: 15000, minimum: 100, maximum: 3600000, accepts: 'milliseconds 100-3600000' },
+  SSE_MAX_STREAMS: { type: 'integer', default: 10000, minimum: 1, maximum: 1000000, accepts: 'open event streams per instance, 1-1000000' },
+  SSE_MAX_STREAMS_PER_USER: { type: 'integer', default: 20, minimum: 1, maximum: 100000, accepts: 'open event streams per user (OIDC sub) per instance, 1-100000' },
   REQUEST_LOG_RETENTION_HOURS: { type: 'integer', default: 72, minimum: 0, maximum: 87600, accepts: 'hours 0-87600 (0 keeps no request log)' },
   EXECUTIONS_PER_WORKFLOW: { type: 'integer', default: 200, minimum: 0, maximum: 100000, accepts: 'execution records kept per workflow, 0-100000 (0 keeps none)' },
   TLS_PORT: { type: 'integer', default: 8443, minimum: 0, maximum: 65535, accepts: 'a port number 0-65535' },

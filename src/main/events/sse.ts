@@ -11,12 +11,42 @@
  * `event: resync` when missed events cannot be replayed; `: ping` comments.
  */
 import type http from 'node:http'
+import { AppError, serviceUnavailable, tooManyRequests } from '../../common/errors.js'
 import type { EventHub } from './hub.js'
 import type { StreamItem } from './subscription.js'
 
 export interface EventStreamOptions {
   /** Milliseconds between `: ping` comments; default 15000 (config SSE_PING_INTERVAL_MS). */
   pingIntervalMs?: number
+  /** When the caller's token expires (epoch ms): the stream ends then with `event: token_expired`. */
+  expiresAt?: number
+}
+
+/** Caps on open streams, per instance and per user; a refused stream gets 503 or 429 with Retry-After. */
+export class StreamLimits {
+  #total = 0
+  readonly #byUser = new Map<string, number>()
+  constructor (private readonly max: number, private readonly perUser: number) {}
+
+  /** Takes a slot for the user, or says why not. The release function gives it back (once). */
+  acquire (sub: string): { release: () => void } | AppError {
+    if (this.#total >= this.max) return serviceUnavailable(`This instance already serves ${this.max} event streams (SSE_MAX_STREAMS); retry shortly or connect to another instance.`, 5)
+    const mine = this.#byUser.get(sub) ?? 0
+    if (mine >= this.perUser) return tooManyRequests(30, `You already have ${this.perUser} event streams open on this instance (SSE_MAX_STREAMS_PER_USER); close one first.`)
+    this.#total++
+    this.#byUser.set(sub, mine + 1)
+    let released = false
+    return {
+      release: () => {
+        if (released) return
+        released = true
+        this.#total--
+        const n = (this.#byUser.get(sub) ?? 1) - 1
+        if (n <= 0) this.#byUser.delete(sub)
+        else this.#byUser.set(sub, n)
+      }
+    }
+  }
 }
 
 const RESYNC_DATA = JSON.stringify({ schema_version: 1, reason: 'missed_events_unavailable' })
@@ -59,6 +89,7 @@ export async function handleEventStream (req: http.IncomingMessage, res: http.Se
     if (finished) return
     finished = true
     clearInterval(ping)
+    if (expiry !== null) clearTimeout(expiry)
     sub.close()
     if (!res.destroyed) res.end()
   }
@@ -73,6 +104,9 @@ export async function handleEventStream (req: http.IncomingMessage, res: http.Se
   }
   const ping = setInterval(() => { if (!draining) write(': ping\n\n') }, opts.pingIntervalMs ?? 15_000)
   ping.unref()
+  // A stream lives no longer than the token that opened it: the client signs in again and reconnects.
+  const expiry = opts.expiresAt === undefined ? null : setTimeout(() => { write('event: token_expired\ndata: {"reason":"token_expired"}\n\n'); finish() }, Math.max(0, Math.min(opts.expiresAt - Date.now(), 2 ** 31 - 1)))
+  expiry?.unref()
   res.on('close', finish)
   res.on('error', finish)
   // A client too slow to drain its buffer is dropped: it reconnects and replays.

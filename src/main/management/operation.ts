@@ -17,7 +17,13 @@ import { checkBody, type Reply, type RequestContext, type Route } from './router
 
 export type Source = 'rest' | 'mcp' | 'assistant'
 
-export interface Caller { sub: string, role: Role | null, source: Source }
+export interface Caller {
+  sub: string
+  role: Role | null
+  source: Source
+  /** When the caller's token expires (epoch seconds), where known. */
+  exp?: number
+}
 
 export interface OperationInput {
   params: Record<string, string>
@@ -57,7 +63,7 @@ export async function invoke (route: Route, caller: Caller, input: OperationInpu
     query: input.query,
     body: input.body,
     rawBody: input.rawBody ?? null,
-    user: { sub: caller.sub, role: caller.role },
+    user: { sub: caller.sub, role: caller.role, exp: caller.exp },
     caller,
     frames: opts.frames,
     ifMatch: input.ifMatch

@@ -157,7 +157,7 @@ async function handle (router: Router, deps: ManagementDeps, audit: AuditTrail, 
       const fromQuery = route.opts.queryToken === true ? url.searchParams.get('access_token') : null
       const user = await deps.auth.verify(req.headers.authorization ?? (fromQuery === null ? undefined : `Bearer ${fromQuery}`))
       ctx.user = user
-      const caller: Caller = { sub: user.sub, role: user.role, source: 'rest' }
+      const caller: Caller = { sub: user.sub, role: user.role, source: 'rest', exp: user.exp }
       // The role is checked before the body is read: a refused caller never gets to send one.
       checkRole(route, caller.role)
       let body: unknown
