@@ -65,7 +65,7 @@ t.test('a non-2xx answer without a status condition fails the run at that node',
 t.test('outbound guard: loopback in any notation and redirects to it are refused', async t => {
   const url = await backend(t)
   const port = new URL(url).port
-  for (const target of [`http://127.0.0.1:${port}/users/7`, `http://[::ffff:127.0.0.1]:${port}/users/7`, `http://2130706433:${port}/users/7`, `http://0x7f000001:${port}/users/7`, `http://localhost:${port}/users/7`, 'http://169.254.169.254/latest/meta-data', 'http://[::1]:9/']) {
+  for (const target of [`http://127.0.0.1:${port}/users/7`, `http://[::ffff:127.0.0.1]:${port}/users/7`, `http://2130706433:${port}/users/7`, `http://0x7f000001:${port}/users/7`, `http://localhost:${port}/users/7`, 'http://169.254.169.254/latest/meta-data', 'http://[::1]:9/', `http://[::127.0.0.1]:${port}/`, `http://[::ffff:7f00:1]:${port}/`, 'http://[fd00::1]:9/', 'http://[fe80::1]:9/', 'http://[64:ff9b::a9fe:a9fe]/']) {
     const def: WorkflowDefinition = {
       nodes: [{ id: 't', name: 'trigger', type: 'manual_trigger', settings: {} }, { id: 'h', name: 'h', type: 'http_request_node', settings: { url: target, timeout_ms: 1000 } }],
       edges: [{ id: 'e', source: 't', target: 'h' }]
@@ -82,6 +82,30 @@ t.test('outbound guard: loopback in any notation and redirects to it are refused
   const r = await runWorkflow(task(def, { outbound_allowlist: ['localhost'] }))
   t.equal(r.status, 'error')
   t.match(r.error?.message, /127\.0\.0\.1 is not allowed/, 'the redirect hop is checked too')
+
+  // IPv6 ranges in the allowlist: a whole /64 admits its addresses, and only those.
+  const v6 = await runWorkflow(task({
+    nodes: [{ id: 't', name: 'trigger', type: 'manual_trigger', settings: {} }, { id: 'h', name: 'h', type: 'http_request_node', settings: { url: `http://[::1]:${port}/users/7`, timeout_ms: 1000 } }],
+    edges: [{ id: 'e', source: 't', target: 'h' }]
+  }, { outbound_allowlist: ['::/64'] }))
+  t.not(v6.error?.message ?? '', /not allowed/, '::1 is inside an allowlisted ::/64')
+  const outside = await runWorkflow(task({
+    nodes: [{ id: 't', name: 'trigger', type: 'manual_trigger', settings: {} }, { id: 'h', name: 'h', type: 'http_request_node', settings: { url: `http://[::1]:${port}/users/7`, timeout_ms: 1000 } }],
+    edges: [{ id: 'e', source: 't', target: 'h' }]
+  }, { outbound_allowlist: ['fd00::/8'] }))
+  t.match(outside.error?.message, /not allowed/, 'a range that does not hold it does not help')
+})
+
+t.test('outbound guard: address classes in every notation', async t => {
+  const { isBlockedAddress, parseAllowlist, allowed } = await import('../../src/workers/nodes/outbound-guard.js')
+  for (const ip of ['127.0.0.1', '10.1.2.3', '169.254.169.254', '::1', '::', '::127.0.0.1', '::ffff:127.0.0.1', '::ffff:7f00:1', '0:0:0:0:0:ffff:a9fe:a9fe', 'fd12::1', 'fe80::1', 'ff02::1', '64:ff9b::7f00:1', 'not-an-ip']) t.ok(isBlockedAddress(ip), `${ip} blocked`)
+  for (const ip of ['93.184.216.34', '2606:4700::1111', '::ffff:93.184.216.34']) t.notOk(isBlockedAddress(ip), `${ip} allowed`)
+  const list = parseAllowlist(['fd00:1::/32', '[fe80::5]', '10.0.0.0/8', 'internal.example'])
+  t.ok(allowed(list, 'x', 'fd00:1:2::9'))
+  t.notOk(allowed(list, 'x', 'fd00:2::9'))
+  t.ok(allowed(list, 'x', 'fe80::5'))
+  t.ok(allowed(list, 'x', '10.9.9.9'))
+  t.ok(allowed(list, 'internal.example', '10.200.0.1'))
 })
 
 t.test('bodies: json, form_data, multipart', async t => {

@@ -13,7 +13,7 @@ import { createHash, timingSafeEqual } from 'node:crypto'
 import { createRemoteJWKSet, jwtVerify, type JWTVerifyGetKey } from 'jose'
 import { AppError, forbidden, serviceUnavailable, unauthorized } from '../../common/errors.js'
 import { ALGORITHMS, discoverJwksUrl } from '../auth/verifier.js'
-import { cidrContains, type Cidr } from './cidr.js'
+import { cidrContains, type Cidr } from '../../common/cidr.js'
 
 export type ProfileAuthType = 'api_key' | 'jwt' | 'oidc' | 'mtls' | 'none'
 

@@ -6,7 +6,7 @@
 import { decryptSecret } from '../credentials/secrets.js'
 import { json } from '../store/rows.js'
 import type { Queryable } from '../store/types.js'
-import { parseCidr, type Cidr } from './cidr.js'
+import { parseCidr, type Cidr } from '../../common/cidr.js'
 import type { PolicySnapshot } from './policy-limits.js'
 import type { ProfileSnapshot } from './profile-auth.js'
 

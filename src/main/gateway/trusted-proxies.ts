@@ -6,7 +6,7 @@
  * the setting, or from any other peer, the socket's address is the client and those headers are
  * the gateway's own.
  */
-import { cidrContains, parseCidr, type Cidr } from '../access/cidr.js'
+import { cidrContains, parseCidr, type Cidr } from '../../common/cidr.js'
 
 export interface TrustedProxies {
   /** Whether the immediate peer is a trusted proxy. */

@@ -1,7 +1,7 @@
 /** Policies, API clients and their access profiles (admin writes, viewer reads). */
 import { randomBytes } from 'node:crypto'
 import { conflict, validationFailed, type ErrorDetail } from '../../common/errors.js'
-import { parseCidr } from '../access/cidr.js'
+import { parseCidr } from '../../common/cidr.js'
 import { hashApiKey } from '../access/profile-auth.js'
 import { decryptSecret, encryptSecret, loadSecretsKey } from '../credentials/secrets.js'
 import { SECRET_MASK } from '../credentials/types.js'

@@ -6,39 +6,37 @@
  * `lookup`), so IP literals in any notation and redirects cannot slip past it.
  */
 import dns from 'node:dns'
-import net from 'node:net'
+import type net from 'node:net'
+import { cidrContains, ipBytes, parseCidr, type Cidr } from '../../common/cidr.js'
 
-const BLOCKED_V4: Array<[number, number]> = [
-  [0x00000000, 8], [0x0a000000, 8], [0x64400000, 10], [0x7f000000, 8], [0xa9fe0000, 16], [0xac100000, 12],
-  [0xc0000000, 24], [0xc0a80000, 16], [0xc6120000, 15], [0xe0000000, 4], [0xf0000000, 4]
-]
+const BLOCKED_V4 = ['0.0.0.0/8', '10.0.0.0/8', '100.64.0.0/10', '127.0.0.0/8', '169.254.0.0/16', '172.16.0.0/12', '192.0.0.0/24',
+  '192.168.0.0/16', '198.18.0.0/15', '224.0.0.0/4', '240.0.0.0/4'].map(c => parseCidr(c)!)
+// ::/96 holds ::, ::1 and the deprecated IPv4-compatible form (::127.0.0.1); then NAT64, unique-local,
+// link-local, site-local, multicast, documentation and discard ranges.
+const BLOCKED_V6 = ['::/96', '64:ff9b::/96', '64:ff9b:1::/48', 'fc00::/7', 'fe80::/10', 'fec0::/10', 'ff00::/8', '2001:db8::/32', '100::/64']
+  .map(c => parseCidr(c)!)
 
-const v4int = (ip: string) => ip.split('.').reduce((a, o) => (a * 256) + Number(o), 0)
+const dotted = (b: Uint8Array, at: number) => `${b[at]}.${b[at + 1]}.${b[at + 2]}.${b[at + 3]}`
 
-function inV4 (ip: string, base: number, bits: number): boolean {
-  const mask = bits === 0 ? 0 : (0xffffffff << (32 - bits)) >>> 0
-  return ((v4int(ip) & mask) >>> 0) === ((base & mask) >>> 0)
-}
-
-/** True for addresses a workflow may not reach by default. */
+/** True for addresses a workflow may not reach by default (any notation; unparseable counts as blocked). */
 export function isBlockedAddress (ip: string): boolean {
-  const mapped = /^::ffff:(\d+\.\d+\.\d+\.\d+)$/i.exec(ip)
-  if (mapped !== null) ip = mapped[1]
-  if (net.isIPv4(ip)) return BLOCKED_V4.some(([b, n]) => inV4(ip, b, n))
-  const v = ip.toLowerCase()
-  return v === '::' || v === '::1' || v.startsWith('fe8') || v.startsWith('fe9') || v.startsWith('fea') || v.startsWith('feb') ||
-    v.startsWith('fc') || v.startsWith('fd') || v.startsWith('ff') || v.startsWith('::ffff:') || v.startsWith('64:ff9b:')
+  const b = ipBytes(ip)
+  if (b === null) return true
+  if (b.length === 4) return BLOCKED_V4.some(c => cidrContains(c, ip))
+  // IPv4-mapped (::ffff:a.b.c.d, also written in hex): judged by the IPv4 address it carries.
+  if (b.subarray(0, 10).every(x => x === 0) && b[10] === 0xff && b[11] === 0xff) return BLOCKED_V4.some(c => cidrContains(c, dotted(b, 12)))
+  return BLOCKED_V6.some(c => cidrContains(c, ip))
 }
 
-export interface Allowlist { hosts: Set<string>, cidrs: Array<{ v4: boolean, base: number, bits: number, raw: string }> }
+export interface Allowlist { hosts: Set<string>, cidrs: Cidr[] }
 
+/** OUTBOUND_ALLOWLIST entries: IPv4 or IPv6 addresses and CIDRs, or host names. */
 export function parseAllowlist (entries: string[]): Allowlist {
   const hosts = new Set<string>()
-  const cidrs: Allowlist['cidrs'] = []
+  const cidrs: Cidr[] = []
   for (const e of entries) {
-    const [ip, bits] = e.split('/')
-    if (net.isIPv4(ip)) cidrs.push({ v4: true, base: v4int(ip), bits: bits === undefined ? 32 : Number(bits), raw: e })
-    else if (net.isIPv6(ip)) cidrs.push({ v4: false, base: 0, bits: bits === undefined ? 128 : Number(bits), raw: ip.toLowerCase() })
+    const c = parseCidr(e.replace(/^\[(.*)\]$/, '$1'))
+    if (c !== null) cidrs.push(c)
     else hosts.add(e.toLowerCase())
   }
   return { hosts, cidrs }
@@ -47,9 +45,7 @@ export function parseAllowlist (entries: string[]): Allowlist {
 /** True when the allowlist names the host or holds the address. */
 export function allowed (list: Allowlist, host: string, ip: string): boolean {
   if (list.hosts.has(host.toLowerCase())) return true
-  const mapped = /^::ffff:(\d+\.\d+\.\d+\.\d+)$/i.exec(ip)
-  const addr = mapped !== null ? mapped[1] : ip
-  return list.cidrs.some(c => c.v4 ? net.isIPv4(addr) && inV4(addr, c.base, c.bits) : addr.toLowerCase() === c.raw)
+  return list.cidrs.some(c => cidrContains(c, ip))
 }
 
 /** A `lookup` for http.request that refuses blocked addresses (after DNS, for names and literals alike). */

@@ -3,7 +3,7 @@ import net from 'node:net'
 
 export interface Cidr { bytes: Uint8Array, bits: number }
 
-function toBytes (ip: string): Uint8Array | null {
+export function ipBytes (ip: string): Uint8Array | null {
   const mapped = /^::ffff:(\d+\.\d+\.\d+\.\d+)$/i.exec(ip)
   if (mapped !== null) ip = mapped[1]
   if (net.isIPv4(ip)) return Uint8Array.from(ip.split('.').map(Number))
@@ -28,7 +28,7 @@ function toBytes (ip: string): Uint8Array | null {
 
 export function parseCidr (s: string): Cidr | null {
   const [ip, len] = s.trim().split('/')
-  const bytes = toBytes(ip)
+  const bytes = ipBytes(ip)
   if (bytes === null) return null
   const max = bytes.length * 8
   const bits = len === undefined ? max : Number(len)
@@ -37,7 +37,7 @@ export function parseCidr (s: string): Cidr | null {
 }
 
 export function cidrContains (c: Cidr, ip: string): boolean {
-  const b = toBytes(ip)
+  const b = ipBytes(ip)
   if (b === null || b.length !== c.bytes.length) return false
   let bits = c.bits
   for (let i = 0; i < b.length && bits > 0; i++, bits -= 8) {
