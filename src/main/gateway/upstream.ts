@@ -110,8 +110,13 @@ export class Exchange {
 
   private newParser (): ResponseParser {
     return new ResponseParser({
-      onHead: (h, f, l) => { this.clearTimer(); this.o.events.onHead(h, f, l) },
-      onBody: c => this.o.events.onBody(c),
+      onHead: (h, f, l) => {
+        // From the head on, the timeout is an idle one: the body must keep coming (and the client keep reading).
+        this.clearTimer()
+        this.timer = setTimeout(() => this.fail('timeout', new Error(`the backend sent nothing for ${this.o.responseTimeoutMs} ms while answering`)), this.o.responseTimeoutMs)
+        this.o.events.onHead(h, f, l)
+      },
+      onBody: c => { this.timer?.refresh(); this.o.events.onBody(c) },
       onEnd: reusable => this.complete(reusable)
     }, this.o.noResponseBody)
   }
