@@ -94,6 +94,11 @@ export async function start (config: Readonly<Config>, opts: StartOptions = {}):
   const secretsKey = await loadSecretsKey({ secretsKey: config.SECRETS_KEY, dataDir: config.DATA_DIR })
   const triggers = createTriggers({ store, runner, hub, kv: shared.kv, locks: shared.locks, logger, secretsKey, heartbeatMs: config.TRIGGER_HEARTBEAT_MS })
   metrics.addSource(() => triggers.prometheus())
+  metrics.addSource(() => {
+    const shed = gateway.shed
+    return '# HELP gatehouse_gateway_shed_total Gateway requests answered 503 because the gateway was overloaded, by signal.\n# TYPE gatehouse_gateway_shed_total counter\n' +
+      `gatehouse_gateway_shed_total{signal="in_flight"} ${shed.in_flight}\ngatehouse_gateway_shed_total{signal="event_loop_delay"} ${shed.event_loop_delay}\n`
+  })
   const access: { current: AccessSnapshot } = { current: EMPTY_ACCESS }
   const portal = createPortal(loadStaticFiles(builtUiDir('portal'), { spa: false }))
   const gatewayAccess = { profiles: () => access.current.profiles, policies: () => access.current.policies, limiter: shared.limiter }

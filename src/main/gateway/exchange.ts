@@ -16,6 +16,7 @@ import type { GatewayOptions } from './index.js'
 import { DROP_RESPONSE } from './request-head.js'
 import type { Match, RouteTable } from './route-table.js'
 import type { TrustedProxies } from './trusted-proxies.js'
+import type { LoadShedder } from './load-shedding.js'
 import { TLS_HOP_HEADER } from './tls-listener.js'
 import type { Exchange, UpstreamClient } from './upstream.js'
 
@@ -28,6 +29,8 @@ export interface GatewayContext {
   checkAccess: AccessGate
   upstream: UpstreamClient
   verifyHop: (value: string) => { remoteIp: string, fingerprint: string | null } | null
+  /** Whether a new request is shed (503) because the gateway is overloaded. */
+  shedder: LoadShedder
   /** TRUSTED_PROXIES: the client's address behind them, and whose X-Forwarded-Host/Proto to believe. */
   trusted: TrustedProxies
   /** Swapped in one assignment on every configuration change. */

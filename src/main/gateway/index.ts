@@ -54,4 +54,6 @@ export interface Gateway {
   listen (): Promise<{ port: number, tlsPort: number | null }>
   close (): Promise<void>
   readonly inFlight: number
+  /** Requests shed since start, by signal. */
+  readonly shed: { in_flight: number, event_loop_delay: number }
 }

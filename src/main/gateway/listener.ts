@@ -10,13 +10,14 @@
  * Any stage may answer with an error (x.fail) and stop the chain.
  */
 import uWS from 'uWebSockets.js'
-import { AppError, badRequest, methodNotAllowed, notFound, payloadTooLarge } from '../../common/errors.js'
+import { AppError, badRequest, methodNotAllowed, notFound, payloadTooLarge, serviceUnavailable } from '../../common/errors.js'
 import { createAccessGate } from '../access/gate.js'
 import { checkAccess } from './access.js'
 import { readBody } from './body.js'
 import { GatewayExchange, type GatewayContext } from './exchange.js'
 import { registerWebRoute } from './mcp-route.js'
 import { createTrustedProxies, parseTrustedProxies } from './trusted-proxies.js'
+import { createLoadShedder } from './load-shedding.js'
 import { forward } from './forward.js'
 import type { Gateway, GatewayOptions } from './index.js'
 import { compileRouteTable, type RouteCache } from './route-table.js'
@@ -44,6 +45,7 @@ export function createGateway (opts: GatewayOptions): Gateway {
     upstream: new UpstreamClient(config.UPSTREAM_KEEPALIVE),
     verifyHop,
     trusted: createTrustedProxies(parseTrustedProxies(config.TRUSTED_PROXIES)),
+    shedder: createLoadShedder({ maxInFlight: config.SHED_MAX_IN_FLIGHT, maxDelayMs: config.SHED_EVENT_LOOP_DELAY_MS }),
     table: compileRouteTable([], [], env, warn, config.MAX_BODY_BYTES),
     inFlight: 0,
     draining: null
@@ -87,6 +89,7 @@ export function createGateway (opts: GatewayOptions): Gateway {
 
   return {
     get inFlight () { return ctx.inFlight },
+    get shed () { return { ...ctx.shedder.shed } },
     setRoutes (collections, proxies) {
       // Built aside and swapped in one assignment: a request sees the old table or the new, never a mix.
       ctx.table = compileRouteTable(collections, proxies, env, warn, config.MAX_BODY_BYTES, routeCache)
@@ -120,12 +123,16 @@ export function createGateway (opts: GatewayOptions): Gateway {
       tlsListener = null
       app.close()
       ctx.upstream.close()
+      ctx.shedder.close()
     }
   }
 }
 
 /** The stages up to the body; each returns having answered, or hands on. */
 function handleRequest (x: GatewayExchange): void {
+  // Overloaded: a cheap 503 now rather than a slow answer for everyone.
+  const shed = x.ctx.shedder.reason(x.ctx.inFlight)
+  if (shed !== null) { x.fail(serviceUnavailable(`The gateway is overloaded (${shed}); retry shortly.`, 1)); return }
   // Request smuggling: conflicting or repeated framing is refused outright.
   if (x.clCount > 1 || x.contentLength === -2 || x.teCount > 1 || (x.te !== null && x.te !== 'chunked')) { x.fail(badRequest('The request framing is ambiguous or invalid (Content-Length / Transfer-Encoding).')); return }
   const url = x.url
