@@ -23,7 +23,7 @@ import type { RequestRecord } from './observability/types.js'
 import { insertRequestLogs, pruneRequestLogs } from './store/request-logs.js'
 import { createWorkflowPool, RUNS_PER_WORKER } from './workflows/pool.js'
 import { EMPTY_ACCESS, loadAccessSnapshot, type AccessSnapshot } from './access/snapshot.js'
-import { loadSecretsKey } from './credentials/secrets.js'
+import { checkKeyMatches, loadSecretsKey } from './credentials/secrets.js'
 import { createRunner } from './workflows/runner.js'
 import { createTriggerListens } from './workflows/trigger-listen.js'
 import { gatewayWorkflows } from './workflows/listen-gateway.js'
@@ -92,6 +92,11 @@ export async function start (config: Readonly<Config>, opts: StartOptions = {}):
   const listens = createTriggerListens({ onChange: () => { pendingReload = routes.reload().catch(() => {}) } })
   const workflows = gatewayWorkflows(runner, listens)
   const secretsKey = await loadSecretsKey({ secretsKey: config.SECRETS_KEY, dataDir: config.DATA_DIR })
+  try { await checkStoredSecrets(store, secretsKey, logger) } catch (err) {
+    await Promise.allSettled([hub.close(), shared.close()])
+    await store.close().catch(() => {})
+    throw err
+  }
   const triggers = createTriggers({ store, runner, hub, kv: shared.kv, locks: shared.locks, logger, secretsKey, heartbeatMs: config.TRIGGER_HEARTBEAT_MS })
   metrics.addSource(() => triggers.prometheus())
   metrics.addSource(() => {
@@ -204,6 +209,21 @@ export async function start (config: Readonly<Config>, opts: StartOptions = {}):
   const local = auth.local
   const issueToken = local === null ? null : async (sub: string, role: 'viewer' | 'editor' | 'admin') => await local.sign({ sub, role })
   return { gatewayPort, gatewayTlsPort, managementPort, store, logger, reloadRoutes: routes.reload, issueToken, close }
+}
+
+/** A few sealed values from the store, checked against the configured key (see checkKeyMatches). */
+async function checkStoredSecrets (store: Store, key: Buffer, logger: Logger): Promise<void> {
+  let sample: string[]
+  try {
+    const { rows } = await store.query<{ t: string }>(`(SELECT secret_sealed AS t FROM profiles WHERE secret_sealed IS NOT NULL ORDER BY created_at DESC LIMIT 20)
+      UNION ALL (SELECT config::text AS t FROM credentials ORDER BY created_at DESC LIMIT 20)`)
+    sample = rows.map(r => r.t)
+  } catch (err) {
+    // The store went away just after opening: start degraded rather than not at all.
+    logger.warn({ err: (err as Error).message }, 'the secrets key could not be checked against the store')
+    return
+  }
+  checkKeyMatches(key, sample)
 }
 
 /** Serialises reloads and coalesces bursts: at most one running and one pending. */

@@ -68,6 +68,19 @@ export async function loadSecretsKey (opts: { secretsKey: string, dataDir: strin
   }
 }
 
+/**
+ * Stops a start whose key cannot open the stored secrets (a wrong or lost SECRETS_KEY, another
+ * DATA_DIR's key file): better a clear line now than a ready instance whose credentials all fail.
+ * `sealed` are sample values from the store (any JSON text holding sealed strings).
+ */
+export function checkKeyMatches (key: Buffer, sealed: readonly string[]): void {
+  const ids = new Set<string>()
+  for (const text of sealed) for (const m of text.matchAll(/\bv1:([0-9a-f]{8}):/g)) ids.add(m[1])
+  if (ids.size === 0 || ids.has(keyId(key))) return
+  throw new Error(`The stored credential secrets were sealed with another key (key id ${[...ids].join(', ')}; the configured key is ${keyId(key)}): ` +
+    'set SECRETS_KEY to the key they were made with, or restore secrets.key in DATA_DIR.')
+}
+
 /** Seals one secret string; `context` (e.g. "imap.password") must be given again to open it. */
 export function encryptSecret (key: Buffer, plaintext: string, context = ''): string {
   const iv = randomBytes(IV_BYTES)
