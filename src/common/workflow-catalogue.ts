@@ -113,7 +113,7 @@ export const NODE_CATALOGUE: readonly NodeDescription[] = [
     url: required('absolute http:// or https:// URL; may embed {{ }} expressions'),
     headers: object('an object of header names to values'),
     timeout_ms: int(1, 3_600_000),
-    credentials_id: { type: ['string', 'null'], description: 'id of an http_basic or http_bearer credential' },
+    credentials_id: { type: ['string', 'null'], description: 'id of an http_basic, http_bearer, http_header or oauth2_client_credentials credential: its secret is added to the request (never to another origin after a redirect) and stays out of the workflow' },
     body: {
       type: 'object',
       additionalProperties: false,

@@ -24,6 +24,9 @@ import { insertRequestLogs, pruneRequestLogs } from './store/request-logs.js'
 import { createWorkflowPool, RUNS_PER_WORKER } from './workflows/pool.js'
 import { EMPTY_ACCESS, loadAccessSnapshot, type AccessSnapshot } from './access/snapshot.js'
 import { checkKeyMatches, loadSecretsKey } from './credentials/secrets.js'
+import { openConfig } from './credentials/secret-fields.js'
+import type { CredentialType } from './credentials/types.js'
+import type { HttpCredential } from '../workers/engine/types.js'
 import { createRunner } from './workflows/runner.js'
 import { createTriggerListens } from './workflows/trigger-listen.js'
 import { gatewayWorkflows } from './workflows/listen-gateway.js'
@@ -75,6 +78,12 @@ export async function start (config: Readonly<Config>, opts: StartOptions = {}):
     return { ok: Object.values(checks).every(v => v === 'ok'), checks }
   }
 
+  const secretsKey = await loadSecretsKey({ secretsKey: config.SECRETS_KEY, dataDir: config.DATA_DIR })
+  try { await checkStoredSecrets(store, secretsKey, logger) } catch (err) {
+    await Promise.allSettled([hub.close(), shared.close()])
+    await store.close().catch(() => {})
+    throw err
+  }
   const metrics = new Metrics()
   const requestLog = config.REQUEST_LOG_RETENTION_HOURS > 0
     ? new RequestLogWriter({ sink: async records => { await insertRequestLogs(store, records) }, logger })
@@ -86,17 +95,12 @@ export async function start (config: Readonly<Config>, opts: StartOptions = {}):
     store, pool, logger, kv: shared.kv,
     outboundAllowlist: config.OUTBOUND_ALLOWLIST,
     keepPerWorkflow: config.EXECUTIONS_PER_WORKFLOW,
+    credentials: async ids => await openHttpCredentials(store, secretsKey, ids),
     // Half the pool's run slots per proxy by default: a flood on one proxy leaves the other half to the rest.
     defaultLimits: { maxQueue: 100, maxConcurrent: Math.max(2, config.WORKERS * RUNS_PER_WORKER / 2) }
   })
   const listens = createTriggerListens({ onChange: () => { pendingReload = routes.reload().catch(() => {}) } })
   const workflows = gatewayWorkflows(runner, listens)
-  const secretsKey = await loadSecretsKey({ secretsKey: config.SECRETS_KEY, dataDir: config.DATA_DIR })
-  try { await checkStoredSecrets(store, secretsKey, logger) } catch (err) {
-    await Promise.allSettled([hub.close(), shared.close()])
-    await store.close().catch(() => {})
-    throw err
-  }
   const triggers = createTriggers({ store, runner, hub, kv: shared.kv, locks: shared.locks, logger, secretsKey, heartbeatMs: config.TRIGGER_HEARTBEAT_MS })
   metrics.addSource(() => triggers.prometheus())
   metrics.addSource(() => {
@@ -210,6 +214,18 @@ export async function start (config: Readonly<Config>, opts: StartOptions = {}):
   const issueToken = local === null ? null : async (sub: string, role: 'viewer' | 'editor' | 'admin') => await local.sign({ sub, role })
   return { gatewayPort, gatewayTlsPort, managementPort, store, logger, reloadRoutes: routes.reload, issueToken, close }
 }
+
+/** The HTTP credentials among `ids`, opened for one run (a missing or unreadable one is left out: its node fails saying so). */
+async function openHttpCredentials (store: Store, key: Buffer, ids: string[]): Promise<Record<string, HttpCredential>> {
+  const { rows } = await store.query<{ id: string, type: string, config: unknown }>('SELECT id, type, config FROM credentials WHERE id = ANY($1::text[])', [ids])
+  const out: Record<string, HttpCredential> = {}
+  for (const r of rows) {
+    if (!HTTP_CREDENTIAL_TYPES.has(r.type)) continue
+    try { out[r.id] = { type: r.type, config: openConfig(key, r.type as CredentialType, typeof r.config === 'string' ? JSON.parse(r.config) : r.config) } as HttpCredential } catch {}
+  }
+  return out
+}
+const HTTP_CREDENTIAL_TYPES = new Set(['http_basic', 'http_bearer', 'http_header', 'oauth2_client_credentials'])
 
 /** A few sealed values from the store, checked against the configured key (see checkKeyMatches). */
 async function checkStoredSecrets (store: Store, key: Buffer, logger: Logger): Promise<void> {

@@ -19,7 +19,7 @@ import { randomUUID } from 'node:crypto'
 import { AppError, gatewayTimeout } from '../../common/errors.js'
 import type { WorkflowDefinition } from '../../common/types.js'
 import { Mailboxes, type MailboxLimits } from '../../actors/mailbox.js'
-import type { ExecutionResult, RunTask, WorkflowResponse } from '../../workers/engine/types.js'
+import type { ExecutionResult, HttpCredential, RunTask, WorkflowResponse } from '../../workers/engine/types.js'
 import type { Logger } from '../logger.js'
 import type { Store } from '../store/types.js'
 import { insertExecution, pruneExecutions, type ExecutionMode, type ExecutionRecord } from '../store/executions.js'
@@ -78,6 +78,20 @@ export interface RunnerDeps {
   /** Mailbox limits when runtime_settings do not set them. */
   defaultLimits: MailboxLimits
   kv?: KeyValueCache
+  /** Opens the HTTP credentials named by http_request_node `credentials_id`s (absent: none are applied). */
+  credentials?: (ids: string[]) => Promise<Record<string, HttpCredential>>
+}
+
+/** The credentials_id of every http_request_node of a run (its sub-workflows included). */
+function credentialIdsOf (def: WorkflowDefinition, subs: Record<string, WorkflowDefinition> | null): string[] {
+  const ids = new Set<string>()
+  for (const d of [def, ...Object.values(subs ?? {})]) {
+    for (const n of d.nodes) {
+      const id = (n.settings as Record<string, unknown> | undefined)?.credentials_id
+      if (n.type === 'http_request_node' && typeof id === 'string' && id !== '') ids.add(id)
+    }
+  }
+  return [...ids]
 }
 
 // Bounds the record writes in flight, so a slow database cannot pile up gateway runs' records without end.
@@ -141,6 +155,8 @@ export function createRunner (deps: RunnerDeps): Runner {
     if (req.start_node !== undefined) task.start_node = req.start_node
     if (req.destination_node !== undefined) task.destination_node = req.destination_node
     if (subworkflows !== null) { task.subworkflows = subworkflows; task.depth = 0 }
+    const credentialIds = deps.credentials === undefined ? [] : credentialIdsOf(def, subworkflows)
+    if (credentialIds.length > 0) task.credentials = await deps.credentials!(credentialIds)
     if (req.definition_key !== undefined) task.definition_key = req.definition_key
     const rs = def.runtime_settings ?? {}
     const storesSuccess = req.persist === 'settings' && deps.keepPerWorkflow > 0 && rs.save_on_success === true

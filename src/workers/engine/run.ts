@@ -216,7 +216,7 @@ async function invoke (st: RunState, level: Level, node: WorkflowNode, inputs: u
         // records 'never': the caller reads only the answer, so a sub-run's per-node records are not kept.
         const r = await runWorkflow({
           definition, workflow: { id: workflowId }, execution_id: task.execution_id, trigger_output: subInput, records: 'never',
-          deadline: task.deadline, outbound_allowlist: task.outbound_allowlist, subworkflows: task.subworkflows, depth: (task.depth ?? 0) + 1
+          deadline: task.deadline, outbound_allowlist: task.outbound_allowlist, subworkflows: task.subworkflows, credentials: task.credentials, depth: (task.depth ?? 0) + 1
         }, { bridge: { emit: () => {}, kv: st.bridge.kv, close: () => {} }, budget: st.budget, signal: st.ac.signal })
         // A spent budget ends the whole tree with its own message, not wrapped once per level.
         if (st.budget.stop !== null) throw st.budget.stop

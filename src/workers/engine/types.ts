@@ -2,6 +2,13 @@
 import type { MessagePort } from 'node:worker_threads'
 import type { WorkflowDefinition } from '../../common/types.js'
 
+/** An HTTP credential as http_request_node applies it. */
+export type HttpCredential =
+  | { type: 'http_basic', config: { username: string, password: string } }
+  | { type: 'http_bearer', config: { token: string } }
+  | { type: 'http_header', config: { name: string, value: string } }
+  | { type: 'oauth2_client_credentials', config: { token_url: string, client_id: string, client_secret: string, scope?: string } }
+
 export interface RunTask {
   /** The definition; may be left out when `definition_key` names one this worker compiled already. */
   definition?: WorkflowDefinition
@@ -26,6 +33,11 @@ export interface RunTask {
   deadline: number
   /** Hosts or CIDRs outbound HTTP may reach although private or loopback. */
   outbound_allowlist: string[]
+  /**
+   * Opened HTTP credentials named by http_request_node `credentials_id`s (resolved by the main
+   * thread per run, so a rotated secret applies at once); never stored in a record.
+   */
+  credentials?: Record<string, HttpCredential>
   /** Definitions reachable through execute_subworkflow, keyed by workflow_id (resolved by the main thread). */
   subworkflows?: Record<string, WorkflowDefinition>
   /** Nesting level of this run: 0 (or absent) for a top-level run. */

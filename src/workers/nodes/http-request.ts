@@ -8,11 +8,52 @@ import http from 'node:http'
 import https from 'node:https'
 import net from 'node:net'
 import { randomBytes } from 'node:crypto'
-import { NodeError, type NodeContext, type NodeResult } from '../engine/types.js'
+import { createHash } from 'node:crypto'
+import { NodeError, type HttpCredential, type NodeContext, type NodeResult } from '../engine/types.js'
 import { allowed, guardedLookup, isBlockedAddress, parseAllowlist, type Allowlist } from './outbound-guard.js'
 
 const MAX_RESPONSE = 10 * 1024 * 1024
 const MAX_REDIRECTS = 5
+/** Headers still sent after a redirect to another origin: nothing that could carry a secret. */
+const CROSS_ORIGIN_KEPT = new Set(['accept', 'accept-language', 'user-agent', 'content-type', 'content-language'])
+
+/** OAuth2 access tokens of this worker, until shortly before they expire. */
+const tokens = new Map<string, { token: string, until: number }>()
+const MAX_TOKENS = 1000
+
+/** An OAuth2 client-credentials token (RFC 6749 4.4; client authenticated with HTTP Basic), cached until it expires. */
+async function oauth2Token (c: Extract<HttpCredential, { type: 'oauth2_client_credentials' }>['config'], list: Allowlist, signal: AbortSignal): Promise<string> {
+  const key = createHash('sha256').update(`${c.token_url}\0${c.client_id}\0${c.client_secret}\0${c.scope ?? ''}`).digest('hex')
+  const hit = tokens.get(key)
+  if (hit !== undefined && hit.until > Date.now()) return hit.token
+  const form = new URLSearchParams({ grant_type: 'client_credentials' })
+  if (c.scope !== undefined && c.scope !== '') form.set('scope', c.scope)
+  const basic = Buffer.from(`${encodeURIComponent(c.client_id)}:${encodeURIComponent(c.client_secret)}`).toString('base64')
+  let url: URL
+  try { url = new URL(c.token_url) } catch { throw new NodeError('The OAuth2 credential\'s token_url is not a URL.') }
+  const res = await once(url, 'POST', { 'content-type': 'application/x-www-form-urlencoded', accept: 'application/json', authorization: `Basic ${basic}` }, Buffer.from(form.toString()), list, signal)
+  let body: { access_token?: unknown, expires_in?: unknown } = {}
+  try { body = JSON.parse(res.body.toString('utf8')) } catch {}
+  if (res.status !== 200 || typeof body.access_token !== 'string') throw new NodeError(`The OAuth2 token endpoint ${url.origin} answered ${res.status} without an access_token.`)
+  const lifetime = typeof body.expires_in === 'number' && body.expires_in > 0 ? body.expires_in : 3600
+  if (tokens.size >= MAX_TOKENS) tokens.delete(tokens.keys().next().value as string)
+  tokens.set(key, { token: body.access_token, until: Date.now() + Math.max(0, lifetime - 30) * 1000 })
+  return body.access_token
+}
+
+/** Adds the credential's header (Authorization, or its own header) for the request's origin. */
+async function applyCredential (c: HttpCredential, headers: Record<string, string>, list: Allowlist, signal: AbortSignal): Promise<void> {
+  const set = (name: string, value: string) => {
+    for (const k of Object.keys(headers)) if (k.toLowerCase() === name.toLowerCase()) delete headers[k]
+    headers[name] = value
+  }
+  switch (c.type) {
+    case 'http_basic': set('authorization', `Basic ${Buffer.from(`${c.config.username}:${c.config.password}`).toString('base64')}`); break
+    case 'http_bearer': set('authorization', `Bearer ${c.config.token}`); break
+    case 'http_header': set(c.config.name, c.config.value); break
+    case 'oauth2_client_credentials': set('authorization', `Bearer ${await oauth2Token(c.config, list, signal)}`); break
+  }
+}
 
 interface Body { type?: string, content?: unknown }
 
@@ -94,15 +135,25 @@ export async function runHttpRequest (ctx: NodeContext): Promise<NodeResult> {
   const onOuter = () => ac.abort()
   ctx.signal.addEventListener('abort', onOuter)
   const list = parseAllowlist(ctx.allowlist)
+  const credId = s.credentials_id
   try {
+    if (typeof credId === 'string' && credId !== '') {
+      const cred = ctx.run.task.credentials?.[credId]
+      if (cred === undefined) throw new NodeError(`credentials_id '${credId}' names no http_basic, http_bearer, http_header or oauth2_client_credentials credential that can be opened.`)
+      await applyCredential(cred, headers, list, ac.signal)
+    }
     let current = url
     let m = method
     let b = body
+    let sent = headers
     for (let hop = 0; ; hop++) {
-      const res = await once(current, m, headers, b, list, ac.signal)
+      const res = await once(current, m, sent, b, list, ac.signal)
       if ([301, 302, 303, 307, 308].includes(res.status) && typeof res.headers.location === 'string') {
         if (hop >= MAX_REDIRECTS) throw new NodeError(`More than ${MAX_REDIRECTS} redirects.`)
-        current = new URL(res.headers.location, current)
+        const next = new URL(res.headers.location, current)
+        // Another origin gets none of the node's own headers nor the credential (a redirect must not leak them).
+        if (next.origin !== current.origin) sent = Object.fromEntries(Object.entries(sent).filter(([k]) => CROSS_ORIGIN_KEPT.has(k.toLowerCase())))
+        current = next
         if (res.status === 303 || ((res.status === 301 || res.status === 302) && m === 'POST')) { m = 'GET'; b = null }
         continue
       }
