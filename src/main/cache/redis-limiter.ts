@@ -10,8 +10,16 @@
  *
  * While down, no hit waits for Redis: a frozen server would otherwise cost
  * every request the command timeout, and timed-out increments that still run
- * later would count twice.
+ * later would count twice. A hit waits at most LIMIT_WAIT_MS for Redis before
+ * it is answered locally (no request stalls on a paused server).
+ *
+ * Degraded mode, each instance enforcing its share: the limiters register in a
+ * Redis sorted set (heartbeat every second, members gone for 15 s dropped), so
+ * each knows how many instances share the limits. While Redis is down an
+ * instance admits floor(limit / instances) per window (at least 1), and of a
+ * quota's remainder its share, so the instances together stay within the limit.
  */
+import { randomUUID } from 'node:crypto'
 import type { Redis } from 'ioredis'
 import type { Logger } from '../logger.js'
 import { createMemoryLimiter } from './memory-limiter.js'
@@ -45,6 +53,12 @@ local a1, c1, t1 = hit(KEYS[1], tonumber(ARGV[2]), tonumber(ARGV[3]))
 if a1 == 0 then return {a1, c1, t1, -1, 0, 0} end
 local a2, c2, t2 = hit(KEYS[2], tonumber(ARGV[4]), tonumber(ARGV[5]))
 return {a1, c1, t1, a2, c2, t2}`)
+// KEYS[1] members zset; ARGV member, now ms, stale before ms. Returns the live member count.
+const MEMBER = defineScript(`
+redis.call('ZADD', KEYS[1], ARGV[2], ARGV[1])
+redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', ARGV[3])
+redis.call('PEXPIRE', KEYS[1], 60000)
+return redis.call('ZCARD', KEYS[1])`)
 const ADD = defineScript(`
 redis.call('INCRBY', KEYS[1], ARGV[1])
 if redis.call('PTTL', KEYS[1]) < 0 then redis.call('PEXPIRE', KEYS[1], ARGV[2]) end
@@ -53,6 +67,18 @@ return 1`)
 // Quota keys outlive their period by a day so a clock a little behind still finds them.
 const QUOTA_GRACE_MS = 86_400_000
 const MAX_KNOWN = 100_000
+/** How long a hit waits for Redis before it is answered locally. */
+const LIMIT_WAIT_MS = 250
+const MEMBER_HEARTBEAT_MS = 1000
+const MEMBER_STALE_MS = 15_000
+
+/** The promise, or a rejection once `ms` have passed. */
+function within<T> (p: Promise<T>, ms: number): Promise<T> {
+  return new Promise((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`Redis did not answer within ${ms} ms`)), ms)
+    p.then(v => { clearTimeout(timer); resolve(v) }, err => { clearTimeout(timer); reject(err) })
+  })
+}
 
 export interface RedisLimiterOptions {
   keyPrefix: string
@@ -73,6 +99,19 @@ export function createRedisLimiter (redis: Redis, logger: Logger, opts: RedisLim
   let down = false
   let lastProbe = 0
   let probing: Promise<void> | undefined
+  /** Instances sharing the limits, as Redis last counted them. */
+  let instances = 1
+  const member = randomUUID()
+  const heartbeat = () => {
+    if (down) return
+    const now = Date.now()
+    runScript(redis, MEMBER, [`${opts.keyPrefix}limiter:members`], [member, now, now - MEMBER_STALE_MS])
+      .then(n => { instances = Math.max(1, Number(n)) }, () => {})
+  }
+  heartbeat()
+  setInterval(heartbeat, MEMBER_HEARTBEAT_MS).unref()
+  /** This instance's share of a limit while Redis is down. */
+  const share = (limit: number) => limit <= 0 ? 0 : Math.max(1, Math.floor(limit / instances))
 
   const remember = (key: string, count: number) => {
     known.delete(key)
@@ -110,7 +149,7 @@ export function createRedisLimiter (redis: Redis, logger: Logger, opts: RedisLim
       return undefined
     }
     try {
-      const [admitted, count, ttl] = await runScript(redis, HIT, [key], [cost, limit, ttlMs]) as [number, number, number]
+      const [admitted, count, ttl] = await within(runScript(redis, HIT, [key], [cost, limit, ttlMs]), LIMIT_WAIT_MS) as [number, number, number]
       return { allowed: admitted === 1, count, ttl: ttl < 0 ? ttlMs : ttl }
     } catch (err) {
       fail(err)
@@ -128,7 +167,7 @@ export function createRedisLimiter (redis: Redis, logger: Logger, opts: RedisLim
   const limiter: RateLimiter = {
     async hit (key, limit, windowSeconds, cost = 1) {
       const r = await viaRedis(`${opts.keyPrefix}rate:${key}`, limit, cost, windowSeconds * 1000)
-      if (r === undefined) return await local.hit(key, limit, windowSeconds, cost)
+      if (r === undefined) return await local.hit(key, share(limit), windowSeconds, cost)
       return rateResult(limit, r)
     },
     async hitPolicy (rate, quota) {
@@ -137,8 +176,8 @@ export function createRedisLimiter (redis: Redis, logger: Logger, opts: RedisLim
       const rkey = `${opts.keyPrefix}quota:${quota.key}:${stamp}`
       if (!down) {
         try {
-          const [a1, c1, t1, a2, c2] = await runScript(redis, HIT_POLICY, [`${opts.keyPrefix}rate:${rate.key}`, rkey],
-            [1, rate.limit, rate.windowSeconds * 1000, quota.limit, endMs - now + QUOTA_GRACE_MS]) as number[]
+          const [a1, c1, t1, a2, c2] = await within(runScript(redis, HIT_POLICY, [`${opts.keyPrefix}rate:${rate.key}`, rkey],
+            [1, rate.limit, rate.windowSeconds * 1000, quota.limit, endMs - now + QUOTA_GRACE_MS]), LIMIT_WAIT_MS) as number[]
           const r = rateResult(rate.limit, { allowed: a1 === 1, count: c1, ttl: t1 < 0 ? rate.windowSeconds * 1000 : t1 })
           return [r, a2 === -1 ? null : quotaResult(rkey, quota.limit, endMs, now, { allowed: a2 === 1, count: c2 })]
         } catch (err) { fail(err) }
@@ -154,13 +193,14 @@ export function createRedisLimiter (redis: Redis, logger: Logger, opts: RedisLim
       const r = await viaRedis(rkey, limit, cost, endMs - now + QUOTA_GRACE_MS)
       if (r !== undefined) return quotaResult(rkey, limit, endMs, now, r)
       const p = pending.get(rkey) ?? { cost: 0, expireAt: endMs + QUOTA_GRACE_MS }
-      const count = (known.get(rkey) ?? 0) + p.cost
-      const result: HitResult = { allowed: count + cost <= limit, remaining: 0, resetSeconds: secondsUntil(endMs, now) }
+      // This instance's share of what was left when Redis was last seen.
+      const allowance = share(Math.max(0, limit - (known.get(rkey) ?? 0)))
+      const result: HitResult = { allowed: p.cost + cost <= allowance, remaining: 0, resetSeconds: secondsUntil(endMs, now) }
       if (result.allowed) {
         p.cost += cost
         pending.set(rkey, p)
       }
-      result.remaining = Math.max(0, limit - (known.get(rkey) ?? 0) - p.cost)
+      result.remaining = Math.max(0, allowance - p.cost)
       return result
     }
   }

@@ -58,3 +58,22 @@ t.test('Redis frozen: once a command times out, hits are answered locally', asyn
   t.equal(more.allowed, false, 'later hits are counted locally too')
   t.equal(lines.filter(l => l.component === 'rate-limits').length, 1, 'the outage is logged once')
 })
+
+t.test('Redis paused with two instances: each enforces its share, so together they stay within the limit', async t => {
+  const server = await startRedisServer()
+  t.teardown(() => server.close())
+  const prefix = uniquePrefix('paused')
+  const limiters = await Promise.all([0, 1].map(async () => {
+    const { logger } = recordingLogger()
+    const redis = createRedis({ REDIS_URL: server.url }, logger)
+    t.teardown(() => redis.disconnect())
+    await whenRedisReady(redis)
+    return createRedisLimiter(redis, logger, { keyPrefix: prefix, probeIntervalMs: 60_000 })
+  }))
+  await new Promise(resolve => setTimeout(resolve, 1500)) // heartbeats: both count two members
+  server.freeze()
+  t.teardown(() => server.thaw())
+  const results = await Promise.all(Array.from({ length: 90 }, (_, i) => limiters[i % 2].hit('api', 30, 60)))
+  const admitted = results.filter(r => r.allowed).length
+  t.equal(admitted, 30, '15 on each instance: a 30/min limit admits 30, not 30 per instance')
+})
