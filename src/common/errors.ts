@@ -54,6 +54,8 @@ export const gatewayTimeout = (message = 'The backend did not answer in time.') 
 
 export function toAppError (err: unknown): AppError {
   if (err instanceof AppError) return err
+  // A stored secret that does not open (wrong key, altered or copied from another record): say so; the message holds no secret.
+  if (err instanceof Error && err.name === 'SecretDecryptError') return new AppError(500, String((err as { code?: unknown }).code ?? 'secret_corrupt'), err.message)
   return new AppError(500, 'internal_error', 'An internal error occurred; it has been logged.')
 }
 

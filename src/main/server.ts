@@ -23,8 +23,8 @@ import type { RequestRecord } from './observability/types.js'
 import { insertRequestLogs, pruneRequestLogs } from './store/request-logs.js'
 import { createWorkflowPool, RUNS_PER_WORKER } from './workflows/pool.js'
 import { EMPTY_ACCESS, loadAccessSnapshot, type AccessSnapshot } from './access/snapshot.js'
-import { checkKeyMatches, loadSecretsKey } from './credentials/secrets.js'
-import { openConfig } from './credentials/secret-fields.js'
+import { checkKeyMatches, decryptSecret, encryptSecret, loadSecretsKey } from './credentials/secrets.js'
+import { openConfig, sealConfig } from './credentials/secret-fields.js'
 import type { CredentialType } from './credentials/types.js'
 import type { HttpCredential } from '../workers/engine/types.js'
 import { createRunner } from './workflows/runner.js'
@@ -79,7 +79,10 @@ export async function start (config: Readonly<Config>, opts: StartOptions = {}):
   }
 
   const secretsKey = await loadSecretsKey({ secretsKey: config.SECRETS_KEY, dataDir: config.DATA_DIR })
-  try { await checkStoredSecrets(store, secretsKey, logger) } catch (err) {
+  try {
+    await checkStoredSecrets(store, secretsKey, logger)
+    await resealLegacySecrets(store, secretsKey, logger)
+  } catch (err) {
     await Promise.allSettled([hub.close(), shared.close()])
     await store.close().catch(() => {})
     throw err
@@ -221,11 +224,42 @@ async function openHttpCredentials (store: Store, key: Buffer, ids: string[]): P
   const out: Record<string, HttpCredential> = {}
   for (const r of rows) {
     if (!HTTP_CREDENTIAL_TYPES.has(r.type)) continue
-    try { out[r.id] = { type: r.type, config: openConfig(key, r.type as CredentialType, typeof r.config === 'string' ? JSON.parse(r.config) : r.config) } as HttpCredential } catch {}
+    try { out[r.id] = { type: r.type, config: openConfig(key, r.type as CredentialType, typeof r.config === 'string' ? JSON.parse(r.config) : r.config, r.id) } as HttpCredential } catch {}
   }
   return out
 }
 const HTTP_CREDENTIAL_TYPES = new Set(['http_basic', 'http_bearer', 'http_header', 'oauth2_client_credentials'])
+
+/**
+ * Secrets sealed before they were bound to their record (v1) are sealed again bound to it (v2),
+ * so a value copied into another record no longer opens there. Idempotent; concurrent starts
+ * re-seal the same value at worst twice. A value that does not open is left for its route to report.
+ */
+async function resealLegacySecrets (store: Store, key: Buffer, logger: Logger): Promise<void> {
+  let done = 0
+  try {
+    const { rows: ps } = await store.query<{ id: string, auth_type: string, secret_sealed: string }>("SELECT id, auth_type, secret_sealed FROM profiles WHERE secret_sealed LIKE 'v1:%'")
+    for (const p of ps) {
+      const context = p.auth_type === 'api_key' ? 'profile.api_key' : 'profile.jwt_secret'
+      let plain: string
+      try { plain = decryptSecret(key, p.secret_sealed, context) } catch { continue }
+      await store.query('UPDATE profiles SET secret_sealed = $2 WHERE id = $1 AND secret_sealed = $3', [p.id, encryptSecret(key, plain, context, p.id), p.secret_sealed])
+      done++
+    }
+    const { rows: cs } = await store.query<{ id: string, type: string, config: unknown }>("SELECT id, type, config FROM credentials WHERE config::text LIKE '%\"v1:%'")
+    for (const c of cs) {
+      const config = typeof c.config === 'string' ? JSON.parse(c.config) : c.config
+      let resealed: unknown
+      try { resealed = sealConfig(key, c.type as CredentialType, openConfig(key, c.type as CredentialType, config), c.id) } catch { continue }
+      await store.query('UPDATE credentials SET config = $2 WHERE id = $1', [c.id, JSON.stringify(resealed)])
+      done++
+    }
+  } catch (err) {
+    logger.warn({ err: (err as Error).message }, 'stored secrets could not be re-sealed to their records; retried at the next start')
+    return
+  }
+  if (done > 0) logger.info({ records: done }, 'stored secrets re-sealed, bound to their records')
+}
 
 /** A few sealed values from the store, checked against the configured key (see checkKeyMatches). */
 async function checkStoredSecrets (store: Store, key: Buffer, logger: Logger): Promise<void> {

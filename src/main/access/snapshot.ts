@@ -23,7 +23,7 @@ export async function loadAccessSnapshot (q: Queryable, secretsKey: Buffer): Pro
   for (const r of rows) {
     let jwtSecret: string | null = null
     if (r.auth_type === 'jwt' && typeof r.secret_sealed === 'string') {
-      try { jwtSecret = decryptSecret(secretsKey, r.secret_sealed, 'profile.jwt_secret') } catch { jwtSecret = null }
+      try { jwtSecret = decryptSecret(secretsKey, r.secret_sealed, 'profile.jwt_secret', String(r.id)) } catch { jwtSecret = null }
     }
     const cidrs = json<string[] | null>(r.ip_allowlist)
     profiles.set(String(r.id), {

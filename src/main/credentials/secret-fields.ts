@@ -60,11 +60,11 @@ export function mergeForUpdate (type: CredentialType, stored: unknown, incoming:
 }
 
 /** A copy of a plain config with each secret field encrypted (the field path is bound to its ciphertext). */
-export function sealConfig (key: Buffer, type: CredentialType, config: unknown): Json {
-  return mapSecrets(type, config, (v, p) => encryptSecret(key, v, `${type}.${p}`))
+export function sealConfig (key: Buffer, type: CredentialType, config: unknown, record?: string): Json {
+  return mapSecrets(type, config, (v, p) => encryptSecret(key, v, `${type}.${p}`, record))
 }
 
 /** The plain config from a sealed one; throws SecretDecryptError (no secret in its message) on a wrong key or damage. */
-export function openConfig (key: Buffer, type: CredentialType, sealed: unknown): Json {
-  return mapSecrets(type, sealed, (v, p) => decryptSecret(key, v, `${type}.${p}`))
+export function openConfig (key: Buffer, type: CredentialType, sealed: unknown, record?: string): Json {
+  return mapSecrets(type, sealed, (v, p) => decryptSecret(key, v, `${type}.${p}`, record))
 }

@@ -2,18 +2,21 @@
  * Encryption of credential secrets at rest: AES-256-GCM with a fresh 96-bit IV
  * per value. A sealed value is one ASCII string:
  *
- *   v1:<key id>:<iv b64>:<auth tag b64>:<ciphertext b64>
+ *   v2:<key id>:<iv b64>:<auth tag b64>:<ciphertext b64>
  *
  * The key id (first 4 bytes of SHA-256 of the key, hex) lets a wrong key be told
  * apart from tampered data, and leaves room for key rotation. The optional
- * `context` is bound as additional authenticated data, so a sealed value copied
- * into another field does not decrypt there.
+ * `context` (the field) and, in v2, the record's id are bound as additional
+ * authenticated data, so a sealed value copied into another field or another
+ * record does not decrypt there. v1 values (field only) are still read, and are
+ * re-sealed as v2 at start (resealLegacy in server.ts).
  */
 import { createCipheriv, createDecipheriv, createHash, randomBytes } from 'node:crypto'
 import { mkdir, readFile, writeFile } from 'node:fs/promises'
 import path from 'node:path'
 
 const VERSION = 'v1'
+const BOUND = 'v2'
 const KEY_BYTES = 32
 const IV_BYTES = 12
 const TAG_BYTES = 16
@@ -75,31 +78,33 @@ export async function loadSecretsKey (opts: { secretsKey: string, dataDir: strin
  */
 export function checkKeyMatches (key: Buffer, sealed: readonly string[]): void {
   const ids = new Set<string>()
-  for (const text of sealed) for (const m of text.matchAll(/\bv1:([0-9a-f]{8}):/g)) ids.add(m[1])
+  for (const text of sealed) for (const m of text.matchAll(/\bv[12]:([0-9a-f]{8}):/g)) ids.add(m[1])
   if (ids.size === 0 || ids.has(keyId(key))) return
   throw new Error(`The stored credential secrets were sealed with another key (key id ${[...ids].join(', ')}; the configured key is ${keyId(key)}): ` +
     'set SECRETS_KEY to the key they were made with, or restore secrets.key in DATA_DIR.')
 }
 
 /** Seals one secret string; `context` (e.g. "imap.password") must be given again to open it. */
-export function encryptSecret (key: Buffer, plaintext: string, context = ''): string {
+export function encryptSecret (key: Buffer, plaintext: string, context = '', record?: string): string {
   const iv = randomBytes(IV_BYTES)
   const cipher = createCipheriv('aes-256-gcm', key, iv)
-  cipher.setAAD(Buffer.from(context, 'utf8'))
+  cipher.setAAD(Buffer.from(record === undefined ? context : `${context}@${record}`, 'utf8'))
   const ct = Buffer.concat([cipher.update(plaintext, 'utf8'), cipher.final()])
-  return [VERSION, keyId(key), iv.toString('base64'), cipher.getAuthTag().toString('base64'), ct.toString('base64')].join(':')
+  return [record === undefined ? VERSION : BOUND, keyId(key), iv.toString('base64'), cipher.getAuthTag().toString('base64'), ct.toString('base64')].join(':')
 }
 
 export function isSealed (value: unknown): value is string {
-  return typeof value === 'string' && value.startsWith(VERSION + ':') && value.split(':').length === 5
+  return typeof value === 'string' && (value.startsWith(VERSION + ':') || value.startsWith(BOUND + ':')) && value.split(':').length === 5
 }
 
 /** Opens a value made by `encryptSecret`; throws SecretDecryptError on a wrong key or altered data. */
-export function decryptSecret (key: Buffer, sealed: string, context = ''): string {
+export function decryptSecret (key: Buffer, sealed: string, context = '', record?: string): string {
   const parts = sealed.split(':')
-  if (parts.length !== 5 || parts[0] !== VERSION) {
+  if (parts.length !== 5 || (parts[0] !== VERSION && parts[0] !== BOUND)) {
     throw new SecretDecryptError('secret_corrupt', 'A stored secret is not in a known encrypted format.')
   }
+  // A v2 value opens only in its own record; a v1 value (before records were bound) in its field.
+  const aad = parts[0] === BOUND ? `${context}@${record ?? ''}` : context
   const [, kid, ivB64, tagB64, ctB64] = parts as [string, string, string, string, string]
   if (kid !== keyId(key)) {
     throw new SecretDecryptError('secret_wrong_key',
@@ -112,7 +117,7 @@ export function decryptSecret (key: Buffer, sealed: string, context = ''): strin
   }
   try {
     const decipher = createDecipheriv('aes-256-gcm', key, iv)
-    decipher.setAAD(Buffer.from(context, 'utf8'))
+    decipher.setAAD(Buffer.from(aad, 'utf8'))
     decipher.setAuthTag(tag)
     return Buffer.concat([decipher.update(Buffer.from(ctB64, 'base64')), decipher.final()]).toString('utf8')
   } catch {

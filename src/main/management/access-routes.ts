@@ -1,5 +1,5 @@
 /** Policies, API clients and their access profiles (admin writes, viewer reads). */
-import { randomBytes } from 'node:crypto'
+import { randomBytes, randomUUID } from 'node:crypto'
 import { conflict, validationFailed, type ErrorDetail } from '../../common/errors.js'
 import { parseCidr } from '../../common/cidr.js'
 import { hashApiKey } from '../access/profile-auth.js'
@@ -134,14 +134,14 @@ export function registerAccessRoutes (router: Router, deps: ManagementDeps): voi
     if (details.length > 0) throw validationFailed(`The profile is invalid: ${details.map(d => `${d.field} ${d.message}`).join('; ')}.`, details)
   }
   /** New secret material for the types that have some. */
-  const material = async (authType: string): Promise<{ api_key_hash: string | null, secret_sealed: string | null, plain: Record<string, string> }> => {
+  const material = async (authType: string, record: string): Promise<{ api_key_hash: string | null, secret_sealed: string | null, plain: Record<string, string> }> => {
     if (authType === 'api_key') {
       const token = `gh_${randomBytes(32).toString('base64url')}`
-      return { api_key_hash: hashApiKey(token), secret_sealed: encryptSecret(await secretsKey(), token, 'profile.api_key'), plain: { api_key: token } }
+      return { api_key_hash: hashApiKey(token), secret_sealed: encryptSecret(await secretsKey(), token, 'profile.api_key', record), plain: { api_key: token } }
     }
     if (authType === 'jwt') {
       const secret = randomBytes(32).toString('base64url')
-      return { api_key_hash: null, secret_sealed: encryptSecret(await secretsKey(), secret, 'profile.jwt_secret'), plain: { jwt_secret: secret, algorithm: 'HS256' } }
+      return { api_key_hash: null, secret_sealed: encryptSecret(await secretsKey(), secret, 'profile.jwt_secret', record), plain: { jwt_secret: secret, algorithm: 'HS256' } }
     }
     return { api_key_hash: null, secret_sealed: null, plain: {} }
   }
@@ -159,11 +159,12 @@ export function registerAccessRoutes (router: Router, deps: ManagementDeps): voi
   })
   router.add('POST', base, async ctx => {
     const authType = ctx.body.auth_type ?? 'api_key'
-    const m = await material(authType)
+    const id = randomUUID()
+    const m = await material(authType, id)
     const p = await store.tx(async q => {
       await clients.lock(q, ctx.params.clientId)
       await checkRefs(q, ctx.body, ctx.params.clientId)
-      return await profiles.insert(q, { collection_ids: [], ...ctx.body, auth_type: authType, client_id: ctx.params.clientId, api_key_hash: m.api_key_hash, secret_sealed: m.secret_sealed })
+      return await profiles.insert(q, { collection_ids: [], ...ctx.body, id, auth_type: authType, client_id: ctx.params.clientId, api_key_hash: m.api_key_hash, secret_sealed: m.secret_sealed })
     })
     profileEvent(p, 'created', sub(ctx))
     changed()
@@ -194,7 +195,7 @@ export function registerAccessRoutes (router: Router, deps: ManagementDeps): voi
       // Locked, so the material issued matches the auth type it is stored for.
       const cur = await profiles.lock(q, ctx.params.id, inClient(ctx.params.clientId))
       if (cur.auth_type !== 'api_key' && cur.auth_type !== 'jwt') return { noop: cur, after: null, m: null }
-      const m = await material(cur.auth_type)
+      const m = await material(cur.auth_type, cur.id)
       const { after } = await profiles.update(q, cur.id, { api_key_hash: m.api_key_hash, secret_sealed: m.secret_sealed, rotated_at: new Date().toISOString() }, ctx.ifMatch)
       return { noop: null, after, m }
     })
@@ -212,7 +213,7 @@ export function registerAccessRoutes (router: Router, deps: ManagementDeps): voi
   }, { role: 'admin' })
   router.add('PUT', `${base}/:id/auth-type`, async ctx => {
     const authType = ctx.body.auth_type as string
-    const m = await material(authType)
+    const m = await material(authType, ctx.params.id)
     const { after } = await store.tx(async q => {
       const cur = await profiles.lock(q, ctx.params.id, inClient(ctx.params.clientId))
       await checkRefs(q, ctx.body, ctx.params.clientId)
@@ -228,7 +229,7 @@ export function registerAccessRoutes (router: Router, deps: ManagementDeps): voi
     const masked = !hasRole(ctx.user?.role ?? null, 'admin')
     const body: Record<string, unknown> = { profile_id: p.id, client_id: p.client_id, auth_type: p.auth_type, masked }
     if (p.secret_sealed !== null) {
-      const plain = masked ? SECRET_MASK : decryptSecret(await secretsKey(), p.secret_sealed, p.auth_type === 'api_key' ? 'profile.api_key' : 'profile.jwt_secret')
+      const plain = masked ? SECRET_MASK : decryptSecret(await secretsKey(), p.secret_sealed, p.auth_type === 'api_key' ? 'profile.api_key' : 'profile.jwt_secret', p.id)
       if (p.auth_type === 'api_key') body.api_key = plain
       else { body.jwt_secret = plain; body.algorithm = 'HS256' }
     }

@@ -3,6 +3,7 @@
  * masked on every read, and kept when an update sends the mask back. Secrets
  * never reach an event, a log line or an error message.
  */
+import { randomUUID } from 'node:crypto'
 import { validationFailed, type ErrorDetail } from '../../common/errors.js'
 import { validateImapCredential } from '../credentials/imap-validate.js'
 import { validateCredentialInput } from '../credentials/schemas.js'
@@ -47,8 +48,9 @@ export function registerCredentialRoutes (router: Router, deps: ManagementDeps):
     const { name, type, config } = ctx.body as { name: string, type: string, config: Record<string, unknown> }
     const details = validateCredentialInput(type, config ?? {})
     if (details.length > 0) throw invalid(details)
-    const sealed = sealConfig(await secretsKey(), type as CredentialType, config)
-    const c = await store.tx(async q => await credentials.insert(q, { name, type, config: sealed }))
+    const id = randomUUID()
+    const sealed = sealConfig(await secretsKey(), type as CredentialType, config, id)
+    const c = await store.tx(async q => await credentials.insert(q, { id, name, type, config: sealed }))
     events.publish({ resource_kind: 'credential', credential_id: c.id, operation: 'created', actor_sub: ctx.user?.sub })
     return { status: 201, body: masked(c), headers: etag(c.version) }
   }, { role: 'admin', body: body(['name', 'type', 'config']) })
@@ -59,11 +61,11 @@ export function registerCredentialRoutes (router: Router, deps: ManagementDeps):
       const type = (ctx.body.type ?? cur.type) as CredentialType
       let config = cur.config
       if (ctx.body.config !== undefined || type !== cur.type) {
-        const stored = type === cur.type ? openConfig(k, type, cur.config) : {}
+        const stored = type === cur.type ? openConfig(k, type, cur.config, cur.id) : {}
         const merged = mergeForUpdate(type, stored, ctx.body.config ?? {})
         const details = validateCredentialInput(type, merged)
         if (details.length > 0) throw invalid(details)
-        config = sealConfig(k, type, merged) as Record<string, unknown>
+        config = sealConfig(k, type, merged, cur.id) as Record<string, unknown>
       }
       return await credentials.update(q, ctx.params.id, { name: ctx.body.name, type, config }, ctx.ifMatch)
     })

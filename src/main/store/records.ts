@@ -44,7 +44,8 @@ export function records<T extends BaseRecord> (spec: TableSpec<T>) {
     },
     async insert (q: Queryable, values: Record<string, unknown>): Promise<T> {
       const cols = spec.columns.filter(c => values[c] !== undefined)
-      const params = [randomUUID(), ...cols.map(c => value(c, values[c]))]
+      // An id chosen by the caller (to bind a sealed secret to its record before the insert), else a new one.
+      const params = [typeof values.id === 'string' ? values.id : randomUUID(), ...cols.map(c => value(c, values[c]))]
       const { rows } = await q.query(
         `INSERT INTO ${spec.table} (id, ${cols.join(', ')}) VALUES ($1, ${cols.map((_, i) => `$${i + 2}`).join(', ')}) RETURNING *`, params)
       await bumpConfigVersion(q)

@@ -11,6 +11,6 @@ export function credentialLoader (store: Store, secretsKey: Buffer): CredentialL
     if (typeof id !== 'string' || id === '') throw new Error(`The trigger has no credentials_id; choose a ${type} credential.`)
     const c = await credentials.get(store, id).catch(() => { throw new Error(`Credential '${id}' does not exist; choose a ${type} credential.`) })
     if (c.type !== type) throw new Error(`Credential '${c.name}' is of type ${c.type}; this trigger needs a ${type} credential.`)
-    return openConfig(secretsKey, type, c.config) as unknown as CredentialConfigs[typeof type]
+    return openConfig(secretsKey, type, c.config, c.id) as unknown as CredentialConfigs[typeof type]
   }
 }
