@@ -46,7 +46,7 @@ t.test('a token made with the server DATA_DIR is accepted; one made elsewhere is
   const r = run(['token', '--sub', 'alice', '--role', 'editor'], { DATA_DIR: dataDir })
   t.equal(r.status, 0, r.stderr)
   const auth = await createAuth(loadConfig({ DATA_DIR: dataDir }), silentLogger)
-  t.same(await auth.verify(`Bearer ${r.stdout.trim()}`), { sub: 'alice', role: 'editor' })
+  t.match(await auth.verify(`Bearer ${r.stdout.trim()}`), { sub: 'alice', role: 'editor' })
   const other = run(['token', '--sub', 'alice'], { DATA_DIR: await createTempDir(t) })
   await t.rejects(auth.verify(`Bearer ${other.stdout.trim()}`), { status: 401, message: /signed by a key this service does not know/ })
   const url = run(['token', '--sub', 'alice', '--url'], { DATA_DIR: dataDir, MANAGEMENT_PORT: '9181' })

@@ -10,6 +10,7 @@ import type { Logger } from '../logger.js'
 import { loadRoutingSnapshot } from '../store/routing.js'
 import type { Store } from '../store/types.js'
 import type { Runner } from '../workflows/runner.js'
+import { brokerTrigger } from './broker.js'
 import { cronTrigger } from './cron.js'
 import { credentialLoader } from './credentials.js'
 import { imapTrigger } from './imap.js'
@@ -23,7 +24,7 @@ export interface Triggers {
   readonly instanceId: string
   readonly health: TriggerHealth
   readonly supervisor: TriggerSupervisor
-  /** Test-listen for cron and IMAP triggers. */
+  /** Test-listen for cron, IMAP and broker triggers. */
   readonly capture: CaptureTrigger
   /** Management events published on this instance (they may start, stop or reconfigure triggers). */
   notify (event: EventInput): void
@@ -57,6 +58,7 @@ export function createTriggers (deps: TriggerDeps): Triggers {
     starters: {
       cron_trigger: cronTrigger(deps.locks),
       imap_trigger: imapTrigger({ store: deps.store, locks: deps.locks, credential }),
+      broker_consumer: brokerTrigger({ credential }),
       ...deps.starters
     },
     heartbeatMs: deps.heartbeatMs,

@@ -5,7 +5,7 @@
  *   cron_trigger     fires once at once
  *   imap_trigger     opens the mailbox read-only, waits for the first unseen email
  *                    (one already there counts), reads it with BODY.PEEK
- *   broker_consumer  not available yet
+ *   broker_consumer  consumes with a throwaway group from the latest offset: the next message
  */
 import { randomUUID } from 'node:crypto'
 import { badRequest } from '../../common/errors.js'
@@ -15,6 +15,7 @@ import { cronPattern } from './cron.js'
 import type { CredentialLoader } from './credentials.js'
 import { decodeEmail, MAX_SOURCE_BYTES } from './email.js'
 import { imapSettings, triggerClient } from './imap.js'
+import { firstMessage } from './broker.js'
 
 export type CaptureTrigger = (node: WorkflowNode, signal: AbortSignal) => Promise<Record<string, unknown>>
 
@@ -27,7 +28,8 @@ export function triggerCapture (deps: { credential: CredentialLoader }): Capture
       return { triggered_at: new Date().toISOString(), trigger: 'cron', schedule: expression, timezone, run_id: randomUUID() }
     }
     if (node.type === 'imap_trigger') return await firstUnseen(node, signal, deps.credential)
-    throw badRequest(`Test-listen is available for http_trigger, cron_trigger and imap_trigger workflows, not ${node.type}.`)
+    if (node.type === 'broker_consumer') return await firstMessage(node.settings, signal, deps.credential)
+    throw badRequest(`Test-listen is available for http_trigger, cron_trigger, imap_trigger and broker_consumer workflows, not ${node.type}.`)
   }
 }
 

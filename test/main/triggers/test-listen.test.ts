@@ -2,7 +2,7 @@
  * Test-listen for the triggers that do not come through the gateway, on a
  * disabled workflow of a draft proxy: cron fires once at once; IMAP waits,
  * read-only, for the first unseen email; both stream the captured output and
- * the run over SSE. broker_consumer is refused with a clear 400.
+ * the run over SSE (broker_consumer's test-listen is in kafka.test.ts).
  */
 import t, { type Test } from 'tap'
 import { startDovecot } from '../../helpers/dovecot.js'
@@ -10,6 +10,7 @@ import { reader } from '../../helpers/sse.js'
 import type { WorkflowService } from '../workflows/service.js'
 import { edge, instances, node, sleep } from './cluster.js'
 import { eml, imapCredential } from './imap-helpers.js'
+import { startMockKafka } from '../../helpers/kafka.js'
 
 // Generous: these tests start whole services and real servers on a machine that may be loaded.
 t.setTimeout(300_000)
@@ -36,7 +37,7 @@ async function listen (t: Test, w: WorkflowService, workflowId: string, meanwhil
   return frames
 }
 
-t.test('cron and IMAP test-listen stream the captured output and the run; broker is refused', async t => {
+t.test('cron and IMAP test-listen stream the captured output and the run', async t => {
   const d = await startDovecot()
   t.teardown(() => d.stop())
   const w = await (await instances(t, 'embedded'))()
@@ -61,13 +62,27 @@ t.test('cron and IMAP test-listen stream the captured output and the run; broker
   t.match(frames[1].data, { trigger_output: { subject: 'Commande nº7', body_text: 'Café crème, order 7', uid: 1, mailbox: 'Inbox' } })
   t.match(frames.at(-1)!.data, { mode: 'test', status: 'success', nodes: [{ node_id: 'mail' }, { node_id: 'note', output: { output: { s: 'Commande nº7' } } }] })
   t.notOk((await d.flags(1)).includes('\\Seen'), 'read-only: the email stays unseen')
-
-  const broker = await draftProxy(w, 'tlbroker')
-  const kafka = (await w.api('POST', '/credentials', { name: 'k', type: 'kafka', config: { brokers: ['127.0.0.1:9'] } }, 'admin')).body
-  t.equal((await w.api('PUT', `/proxies/${broker.id as string}/workflow`, {
-    workflow: { nodes: [node('in', 'broker_consumer', { credentials_id: kafka.id, topic: 'orders' }), node('note', 'set_node', { values: {} })], edges: [edge('in', 'note')] }
-  })).status, 200)
-  const r = await w.api('POST', `/workflows/${broker.workflow_id as string}/trigger-test/listen`, {})
+})
   t.equal(r.status, 400)
   t.match(r.body.error.message, /broker_consumer/)
+})
+
+t.test('broker test-listen: a throwaway group from the latest offset captures the next message and runs it', async t => {
+  const k = await startMockKafka({ tlorders: 1 })
+  t.teardown(() => k.stop())
+  await k.produce('tlorders', [{ value: '{"old":true}' }])
+  const start = await instances(t, 'embedded')
+  const w = await start()
+  const broker = await draftProxy(w, 'tlbroker')
+  const kafka = (await w.api('POST', '/credentials', { name: 'k', type: 'kafka', config: { brokers: k.brokers } }, 'admin')).body
+  t.equal((await w.api('PUT', `/proxies/${broker.id as string}/workflow`, {
+    workflow: { nodes: [node('in', 'broker_consumer', { credentials_id: kafka.id, topic: 'tlorders' }), node('note', 'set_node', { values: { sku: '{{in.message.sku}}' } })], edges: [edge('in', 'note')] }
+  })).status, 200)
+  const frames = await listen(t, w, broker.workflow_id, async () => {
+    // Produced repeatedly until captured: the listen's group joins a moment after the stream opens.
+    for (let i = 0; i < 20; i++) { await k.produce('tlorders', [{ key: 'k', value: '{"sku":"pen"}' }]); await sleep(500) }
+  })
+  t.same(frames.map(f => f.event), ['listening', 'captured', 'node_started', 'node_finished', 'node_started', 'node_finished', 'execution'])
+  t.match(frames[1].data, { topic: 'tlorders', partition: 0, key: 'k', message: { sku: 'pen' } }, 'a new message, not the one produced before the listen')
+  t.match(frames.at(-1)!.data, { mode: 'test', status: 'success', nodes: [{ node_id: 'in' }, { node_id: 'note', output: { output: { sku: 'pen' } } }] })
 })
