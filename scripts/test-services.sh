@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Makes sure the programs the test suite runs are installed: PostgreSQL's server
-# binaries (initdb, postgres), redis-server, Dovecot and Chromium (the console's
-# browser tests drive it with playwright-core). Installs Debian's
+# binaries (initdb, postgres), redis-server, Dovecot, Chromium (the console's
+# browser tests drive it with playwright-core) and librdkafka-dev with a C compiler
+# (the Kafka tests build librdkafka's mock cluster). Installs Debian's
 # packages when one is missing (needs root or sudo then); idempotent.
 # It starts no system service and changes no system configuration: the suite
 # runs its own throwaway PostgreSQL and Redis (scripts/test-servers.mjs, started
@@ -25,6 +26,9 @@ have redis-server || missing+=(redis-server)
 { have dovecot && have doveadm; } || missing+=(dovecot-imapd)
 have openssl || missing+=(openssl)
 have chromium || missing+=(chromium)
+# Kafka tests run librdkafka's mock cluster, built from test/fixtures/kafka-mock with cc.
+[ -f /usr/include/librdkafka/rdkafka_mock.h ] || missing+=(librdkafka-dev)
+have cc || missing+=(gcc)
 
 [ "${#missing[@]}" -eq 0 ] && exit 0
 

@@ -34,10 +34,11 @@ export function registerWorkflowListenRoutes (router: Router, deps: { store: Sto
     const stream = (id: string) => `/api/v1/workflows/${proxy.workflow_id}/trigger-test/${id}/stream`
     if (trigger.type !== 'http_trigger') {
       const capture = deps.capture
-      if (capture === undefined || !['cron_trigger', 'imap_trigger'].includes(trigger.type)) {
-        throw badRequest(`Test-listen is available for http_trigger, cron_trigger and imap_trigger workflows, not ${trigger.type}; run POST /api/v1/workflows/${proxy.workflow_id}/test with an "input" instead.`)
+      if (capture === undefined || !['cron_trigger', 'imap_trigger', 'broker_consumer'].includes(trigger.type)) {
+        throw badRequest(`Test-listen is available for http_trigger, cron_trigger, imap_trigger and broker_consumer workflows, not ${trigger.type}; run POST /api/v1/workflows/${proxy.workflow_id}/test with an "input" instead.`)
       }
-      // Cron fires once at once; IMAP waits read-only for the first unseen email. Neither needs the proxy published.
+      // Cron fires once at once; IMAP waits read-only for the first unseen email; a broker listen consumes
+      // with a throwaway group from the latest offset. None needs the proxy published.
       const session = deps.listens.start(proxy, trigger.type, '', seconds * 1000)
       const ac = new AbortController()
       deps.listens.subscribe(session.id, f => { if (f === null) ac.abort() })

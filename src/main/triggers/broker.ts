@@ -9,7 +9,8 @@
  *            retried (3 runs in all, with backoff), then reported as failing and committed, so one
  *            bad message cannot stop the partition for ever
  *        commit_mode "per_message": committed after the run whatever its result
- *   crash, lost broker ──▶ failing, reconnect with backoff (1 s doubling to 30 s)
+ *   lost broker, rebalance ──▶ failing until kafkajs has rejoined the group (it restarts itself)
+ *   a crash kafkajs gives up on ──▶ failing, a new consumer with backoff (1 s doubling to 30 s)
  *
  * Offsets are committed explicitly (no auto-commit), so a message is committed only once its run
  * is over: an instance that dies mid-run leaves it to be consumed again by the one that takes the
@@ -24,6 +25,8 @@ import type { StartTrigger, TriggerScope } from './types.js'
 const MAX_BACKOFF_MS = 30_000
 const ATTEMPTS = 3
 const LAG_EVERY_MS = 5000
+/** A consumer with no sign of life from kafkajs for this long is taken as stalled (the supervisor restarts it). */
+const STALL_MS = 60_000
 
 export interface BrokerSettings { topic: string, groupId: string, commitMode: 'after_success' | 'per_message', pollTimeoutMs: number }
 
@@ -110,14 +113,26 @@ async function consume (scope: TriggerScope, s: BrokerSettings, deps: { credenti
   if (s.topic === '') throw new Error('The broker trigger has no topic.')
   const config = await deps.credential(scope.node.settings.credentials_id, 'kafka')
   const kafka = kafkaClient(config)
-  const consumer = kafka.consumer({ groupId: s.groupId, sessionTimeout: 10_000, rebalanceTimeout: 10_000, heartbeatInterval: 1000, maxWaitTimeInMs: s.pollTimeoutMs, retry: { retries: 2 } })
+  // kafkajs's own restart after a crash is off: this loop restarts (and its timers end with the trigger).
+  const consumer = kafka.consumer({ groupId: s.groupId, sessionTimeout: 10_000, rebalanceTimeout: 10_000, heartbeatInterval: 1000, maxWaitTimeInMs: s.pollTimeoutMs, retry: { retries: 2, restartOnFailure: async () => false } })
   setConsumer(consumer)
+  // A retriable crash (lost broker, rebalance) is restarted by kafkajs itself: reported failing until
+  // the group is joined again. Only a crash it gives up on ends this consumer (the caller starts anew).
   const crashed = new Promise<Error>(resolve => {
-    consumer.on(consumer.events.CRASH, e => { resolve(e.payload.error instanceof Error ? e.payload.error : new Error(String(e.payload.error))) })
+    consumer.on(consumer.events.CRASH, e => {
+      const err = e.payload.error instanceof Error ? e.payload.error : new Error(String(e.payload.error))
+      if (e.payload.restart === false) resolve(err)
+      else scope.failing(err)
+    })
   })
-  // Proof of life for the supervisor's stall check: the group heartbeat and every fetch.
-  consumer.on(consumer.events.HEARTBEAT, () => { scope.beat() })
-  consumer.on(consumer.events.FETCH_START, () => { scope.beat() })
+  consumer.on(consumer.events.GROUP_JOIN, () => { scope.healthy({ owner: null }) })
+  // Proof of life for the supervisor's stall check: the consumer is alive while kafkajs reports
+  // anything (group heartbeats, fetches, rebalances, restarts) within STALL_MS; a rebalance may
+  // legitimately take up to the session timeout, longer than the supervisor's own beat.
+  let lastSign = Date.now()
+  const sign = () => { lastSign = Date.now() }
+  for (const ev of [consumer.events.HEARTBEAT, consumer.events.FETCH_START, consumer.events.REBALANCING, consumer.events.GROUP_JOIN, consumer.events.CONNECT, consumer.events.CRASH]) consumer.on(ev, sign)
+  const alive = setInterval(() => { if (Date.now() - lastSign < STALL_MS) scope.beat() }, 500)
   const admin = kafka.admin()
   let lagTimer: NodeJS.Timeout | null = null
   try {
@@ -130,7 +145,6 @@ async function consume (scope: TriggerScope, s: BrokerSettings, deps: { credenti
         await consumer.commitOffsets([{ topic: p.topic, partition: p.partition, offset: String(BigInt(p.message.offset) + 1n) }])
       }
     })
-    scope.healthy({ owner: null, lag: null })
     // Lag (messages not yet committed by the group), for trigger health; best effort.
     await admin.connect().catch(() => {})
     const measure = async () => {
@@ -149,6 +163,7 @@ async function consume (scope: TriggerScope, s: BrokerSettings, deps: { credenti
       scope.signal.addEventListener('abort', () => { resolve(new Error('stopped')) }, { once: true })
     })
   } finally {
+    clearInterval(alive)
     if (lagTimer !== null) clearInterval(lagTimer)
     await admin.disconnect().catch(() => {})
     if (scope.signal.aborted) await consumer.disconnect().catch(() => {})

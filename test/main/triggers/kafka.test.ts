@@ -1,8 +1,7 @@
 /**
- * broker_consumer against librdkafka's mock cluster (the real Kafka protocol), two instances on
- * PostgreSQL and Redis: the instances share the topic through one consumer group, one stops and
- * the other takes its partitions, no message lost and none run twice; a failing run is retried
- * then reported (after_success) or run once (per_message); a broker outage and its return.
+ * broker_consumer against librdkafka's mock cluster (the real Kafka protocol): the spec's outputs,
+ * a failing run retried then reported (after_success) or run once (per_message), a broker outage
+ * shown as failing and consumption resuming when the broker returns.
  */
 import t from 'tap'
 import { startMockKafka } from '../../helpers/kafka.js'
@@ -32,41 +31,6 @@ async function runsUntil (w: WorkflowService, workflowId: string, n: number, tri
   return await triggerRuns(w, workflowId)
 }
 
-const offsets = (runs: any[]) => runs.map(r => `${r.trigger_output.partition as number}:${r.trigger_output.offset as string}`).sort()
-
-t.test('two instances share a consumer group; one stops, the other carries on; nothing lost, nothing twice', async t => {
-  const k = await startMockKafka({ orders: 4 })
-  t.teardown(() => k.stop())
-  const start = await instances(t, 'postgres', { CACHE_TYPE: 'redis' })
-  const a = await start()
-  const b = await start()
-  const p = await publishedProxy(a, 'http://127.0.0.1:9', 'kafka2')
-  const cred = await kafkaCredential(a, k.brokers)
-  t.equal((await a.api('PUT', `/proxies/${p.id as string}/workflow`, { workflow: workflow(cred, 'orders'), enabled: true })).status, 200)
-  await a.until(`/triggers/${p.id as string}`, h => h.state === 'running')
-
-  await k.produce('orders', Array.from({ length: 20 }, (_, i) => ({ key: `k${i}`, value: JSON.stringify({ sku: `s${i}` }), headers: { source: 'test' } })))
-  let runs = await runsUntil(a, p.workflow_id, 20)
-  t.equal(runs.length, 20, 'every message ran')
-  t.equal(new Set(offsets(runs)).size, 20, 'none twice')
-  const out = runs[0].trigger_output
-  t.same(Object.keys(out).sort(), ['headers', 'key', 'message', 'offset', 'partition', 'run_id', 'topic'], 'exactly the spec\'s outputs')
-  t.match(out, { topic: 'orders', key: /^k\d+$/, message: { sku: /^s\d+$/ }, headers: { source: 'test' } })
-  t.equal(out.run_id, runs[0].id)
-  t.match(runs.find(r => r.trigger_output.key === 'k3'), { status: 'success', nodes: [{ node_id: 'in' }, { node_id: 'note', output: { output: { sku: 's3' } } }] })
-
-  // A stops; B takes every partition over after the rebalance and consumes what comes next.
-  await a.s.close()
-  await k.produce('orders', Array.from({ length: 20 }, (_, i) => ({ key: `m${i}`, value: JSON.stringify({ sku: `t${i}` }) })))
-  runs = await runsUntil(b, p.workflow_id, 40)
-  await sleep(2000)
-  runs = await triggerRuns(b, p.workflow_id)
-  t.equal(runs.length, 40, 'all 40 messages ran after the takeover')
-  t.equal(new Set(offsets(runs)).size, 40, 'and none twice')
-  const h = await b.until(`/triggers/${p.id as string}`, x => x.state === 'running')
-  t.ok(h.lag === null || h.lag === 0, 'no lag left')
-})
-
 t.test('commit modes with a failing run; a broker outage and its return', async t => {
   const k = await startMockKafka({ jobs: 1, events: 1 })
   t.teardown(() => k.stop())
@@ -93,13 +57,22 @@ t.test('commit modes with a failing run; a broker outage and its return', async 
   // An outage: the broker goes down, the trigger reports failing; it comes back and consumption resumes.
   const ok = await publishedProxy(w, 'http://127.0.0.1:9', 'kok')
   t.equal((await w.api('PUT', `/proxies/${ok.id as string}/workflow`, { workflow: workflow(cred, 'events'), enabled: true })).status, 200)
-  await k.produce('events', [{ value: '{"sku":"a"}' }])
-  await runsUntil(w, ok.workflow_id, 1)
+  await k.produce('events', [{ key: 'k1', value: '{"sku":"a"}', headers: { source: 'test' } }])
+  const first = (await runsUntil(w, ok.workflow_id, 1))[0]
+  t.same(Object.keys(first.trigger_output).sort(), ['headers', 'key', 'message', 'offset', 'partition', 'run_id', 'topic'], 'exactly the spec\'s outputs')
+  t.match(first.trigger_output, { topic: 'events', partition: 0, offset: '0', key: 'k1', message: { sku: 'a' }, headers: { source: 'test' } })
+  t.equal(first.trigger_output.run_id, first.id)
   await k.down(1)
   const down = await w.until(`/triggers/${ok.id as string}`, x => x.state === 'failing')
   t.equal(down.state, 'failing', 'an unreachable broker shows as failing')
   await k.up(1)
-  await w.until(`/triggers/${ok.id as string}`, x => x.state === 'running')
+  let back: any
+  for (let i = 0; i < 450; i++) {
+    back = (await w.api('GET', `/triggers/${ok.id as string}`, undefined, 'viewer')).body
+    if (back.state === 'running') break
+    await sleep(200)
+  }
+  t.equal(back.state, 'running', `back to running once the broker returns (${JSON.stringify(back.last_error)})`)
   await k.produce('events', [{ value: '{"sku":"b"}' }])
   const after = await runsUntil(w, ok.workflow_id, 2)
   t.same(after.map(r => r.trigger_output.message.sku).sort(), ['a', 'b'], 'consumption resumed; nothing ran twice')

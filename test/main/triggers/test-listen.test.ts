@@ -63,9 +63,6 @@ t.test('cron and IMAP test-listen stream the captured output and the run', async
   t.match(frames.at(-1)!.data, { mode: 'test', status: 'success', nodes: [{ node_id: 'mail' }, { node_id: 'note', output: { output: { s: 'Commande nº7' } } }] })
   t.notOk((await d.flags(1)).includes('\\Seen'), 'read-only: the email stays unseen')
 })
-  t.equal(r.status, 400)
-  t.match(r.body.error.message, /broker_consumer/)
-})
 
 t.test('broker test-listen: a throwaway group from the latest offset captures the next message and runs it', async t => {
   const k = await startMockKafka({ tlorders: 1 })
@@ -83,6 +80,6 @@ t.test('broker test-listen: a throwaway group from the latest offset captures th
     for (let i = 0; i < 20; i++) { await k.produce('tlorders', [{ key: 'k', value: '{"sku":"pen"}' }]); await sleep(500) }
   })
   t.same(frames.map(f => f.event), ['listening', 'captured', 'node_started', 'node_finished', 'node_started', 'node_finished', 'execution'])
-  t.match(frames[1].data, { topic: 'tlorders', partition: 0, key: 'k', message: { sku: 'pen' } }, 'a new message, not the one produced before the listen')
+  t.match(frames[1].data, { trigger_output: { topic: 'tlorders', partition: 0, key: 'k', message: { sku: 'pen' } } }, 'a new message, not the one produced before the listen')
   t.match(frames.at(-1)!.data, { mode: 'test', status: 'success', nodes: [{ node_id: 'in' }, { node_id: 'note', output: { output: { sku: 'pen' } } }] })
 })
