@@ -6,7 +6,6 @@ import { randomUUID } from 'node:crypto'
 import type { Config } from './config/config.js'
 import { createLogger, type Logger } from './logger.js'
 import { openStore, type Store } from './store/index.js'
-import { loadRoutingSnapshot, configVersion } from './store/routing.js'
 import { createSharedState } from './cache/shared-state.js'
 import { createEventHub } from './events/hub.js'
 import { handleEventStream, StreamLimits } from './events/sse.js'
@@ -33,6 +32,7 @@ import { gatewayWorkflows } from './workflows/listen-gateway.js'
 import { registerWorkflowRunRoutes } from './management/workflow-run-routes.js'
 import { registerTriggerRoutes } from './management/trigger-routes.js'
 import { createTriggers } from './triggers/index.js'
+import { createRouteReloader } from './routes/reloader.js'
 import { createGatewayMcp } from './mcp/gateway-mcp.js'
 import { createMcpSessions } from './mcp/sessions.js'
 import { MCP_PATH } from './gateway/mcp-route.js'
@@ -102,7 +102,8 @@ export async function start (config: Readonly<Config>, opts: StartOptions = {}):
     // Half the pool's run slots per proxy by default: a flood on one proxy leaves the other half to the rest.
     defaultLimits: { maxQueue: 100, maxConcurrent: Math.max(2, config.WORKERS * RUNS_PER_WORKER / 2) }
   })
-  const listens = createTriggerListens({ onChange: () => { pendingReload = routes.reload().catch(() => {}) } })
+  // A listen session started or ended: its proxy's route is overlaid again at once (no store change).
+  const listens = createTriggerListens({ onChange: proxyId => { routes.refresh(proxyId) } })
   const workflows = gatewayWorkflows(runner, listens)
   const triggers = createTriggers({ store, runner, hub, kv: shared.kv, locks: shared.locks, logger, secretsKey, heartbeatMs: config.TRIGGER_HEARTBEAT_MS })
   metrics.addSource(() => triggers.prometheus())
@@ -131,7 +132,20 @@ export async function start (config: Readonly<Config>, opts: StartOptions = {}):
   })
   // A proxy awaiting a trigger test-listen capture answers through its workflow even while it is disabled.
   // Every reload also reconciles production triggers: the route table's proxies are exactly the served ones.
-  const routes = routeReloader(store, { setRoutes: (c, p) => { gateway.setRoutes(c, listens.overlay(p)); portal.setRoutes(c, p); gatewayMcp.setRoutes(c, p); metrics.setRoutes(c, p); void triggers.supervisor.reconcileAll(p) } }, logger, async () => { access.current = await loadAccessSnapshot(store, secretsKey) })
+  const routes = createRouteReloader({
+    store,
+    logger,
+    reloadAccess: async () => { access.current = await loadAccessSnapshot(store, secretsKey) },
+    // O(what changed) on every consumer; a full update (start, long gap) diffs the whole picture.
+    apply: ({ full, delta, view }) => {
+      if (full) gateway.setRoutes(view.collections(), view.proxies().map(listens.overlay))
+      else gateway.updateRoutes({ ...delta, proxies: delta.proxies.map(listens.overlay) })
+      portal.setRoutes(view)
+      gatewayMcp.setRoutes(view)
+      metrics.setRoutes(view, full ? undefined : delta.removedProxies)
+      void (full ? triggers.supervisor.reconcileAll(view.proxies()) : triggers.supervisor.reconcile(delta.proxies, delta.removedProxies))
+    }
+  })
   await routes.reload()
 
   let pendingReload: Promise<void> = Promise.resolve()
@@ -274,34 +288,4 @@ async function checkStoredSecrets (store: Store, key: Buffer, logger: Logger): P
     return
   }
   checkKeyMatches(key, sample)
-}
-
-/** Serialises reloads and coalesces bursts: at most one running and one pending. */
-function routeReloader (store: Store, gateway: Pick<Gateway, 'setRoutes'>, logger: Logger, reloadAccess: () => Promise<void>) {
-  let current = -1
-  let running: Promise<void> | null = null
-  let again = false
-  const once = async (): Promise<void> => {
-    const snap = await loadRoutingSnapshot(store)
-    await reloadAccess()
-    gateway.setRoutes(snap.collections, snap.proxies)
-    current = snap.version
-  }
-  const reload = async (): Promise<void> => {
-    if (running) { again = true; return await running }
-    running = (async () => {
-      try {
-        do { again = false; await once() } while (again)
-      } catch (err) {
-        logger.warn({ err }, 'route table reload failed; serving the previous table')
-        throw err
-      } finally { running = null }
-    })()
-    return await running
-  }
-  const pollOnce = async () => {
-    const v = await configVersion(store)
-    if (v !== current) await reload()
-  }
-  return { reload, pollOnce }
 }

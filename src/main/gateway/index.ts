@@ -14,7 +14,7 @@ import type uWS from 'uWebSockets.js'
 import type { Collection, Proxy } from '../../common/types.js'
 import type { Config } from '../config/config.js'
 import type { Logger } from '../logger.js'
-import type { CompiledRoute } from './route-table.js'
+import type { CompiledRoute, RoutingDelta } from './route-table.js'
 import type { GatewayAccess } from '../access/gate.js'
 import type { RequestRecord } from '../observability/types.js'
 import type { WebHandler } from './mcp-route.js'
@@ -49,7 +49,10 @@ export interface WorkflowTrigger {
 export type { GatewayAccess }
 
 export interface Gateway {
-  setRoutes (collections: Collection[], proxies: Proxy[]): void
+  /** Serves exactly these collections and proxies (compiling only what differs from the current table). */
+  setRoutes (collections: readonly Collection[], proxies: readonly Proxy[]): void
+  /** Applies what changed: O(changed routes). */
+  updateRoutes (delta: RoutingDelta): void
   /** Starts the listener, and the TLS listener too when TLS_CERT and TLS_KEY are set. */
   listen (): Promise<{ port: number, tlsPort: number | null }>
   close (): Promise<void>

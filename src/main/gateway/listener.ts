@@ -20,7 +20,7 @@ import { createTrustedProxies, parseTrustedProxies } from './trusted-proxies.js'
 import { createLoadShedder } from './load-shedding.js'
 import { forward } from './forward.js'
 import type { Gateway, GatewayOptions } from './index.js'
-import { compileRouteTable, type RouteCache } from './route-table.js'
+import { RouteTable } from './route-table.js'
 import { createHopVerifier, newHopSecret, startTlsListener, type TlsListener } from './tls-listener.js'
 import { UpstreamClient } from './upstream.js'
 import { runWorkflowTarget } from './workflow-target.js'
@@ -46,12 +46,10 @@ export function createGateway (opts: GatewayOptions): Gateway {
     verifyHop,
     trusted: createTrustedProxies(parseTrustedProxies(config.TRUSTED_PROXIES)),
     shedder: createLoadShedder({ maxInFlight: config.SHED_MAX_IN_FLIGHT, maxDelayMs: config.SHED_EVENT_LOOP_DELAY_MS }),
-    table: compileRouteTable([], [], env, warn, config.MAX_BODY_BYTES),
+    table: new RouteTable(env, warn, config.MAX_BODY_BYTES),
     inFlight: 0,
     draining: null
   }
-  // Unchanged routes are reused from the previous table: a change recompiles only what it touched.
-  const routeCache: RouteCache = new Map()
   const app = uWS.App()
   let listenSocket: unknown = null
   let tlsListener: TlsListener | null = null
@@ -90,10 +88,9 @@ export function createGateway (opts: GatewayOptions): Gateway {
   return {
     get inFlight () { return ctx.inFlight },
     get shed () { return { ...ctx.shedder.shed } },
-    setRoutes (collections, proxies) {
-      // Built aside and swapped in one assignment: a request sees the old table or the new, never a mix.
-      ctx.table = compileRouteTable(collections, proxies, env, warn, config.MAX_BODY_BYTES, routeCache)
-    },
+    // Applied synchronously on this thread: a request sees the table before or after a change, never a mix.
+    setRoutes (collections, proxies) { ctx.table.set(collections, proxies) },
+    updateRoutes (delta) { ctx.table.apply(delta) },
     async listen () {
       port = await new Promise<number>((resolve, reject) => {
         app.listen(config.HOST, config.PORT, ls => {

@@ -71,8 +71,8 @@ export function registerImportExportRoutes (router: Router, deps: ManagementDeps
           await insertProxyRow(q, { ...p, collection_id: c.id, status: keepStatus ? p.status : 'draft', workflow: workflowOf(p) })
         }
         out.push({ ...c, proxy_count: proxies.length })
+        await bumpConfigVersion(q, 'collection', c.id)
       }
-      await bumpConfigVersion(q)
       return out
     })
     for (const c of created) events.publish({ resource_kind: 'collection', collection_id: c.id, operation: 'imported', actor_sub: ctx.user?.sub })
@@ -90,7 +90,7 @@ export function registerImportExportRoutes (router: Router, deps: ManagementDeps
     const collection = await store.tx(async q => {
       const c = await insertCollection(q, imported.collection)
       for (const p of proxies) await insertProxyRow(q, { ...p, collection_id: c.id })
-      await bumpConfigVersion(q)
+      await bumpConfigVersion(q, 'collection', c.id)
       return c
     })
     events.publish({ resource_kind: 'collection', collection_id: collection.id, operation: 'openapi_imported', actor_sub: ctx.user?.sub })

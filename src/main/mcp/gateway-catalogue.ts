@@ -12,7 +12,7 @@ export interface CatalogueEntry { collection: Collection, proxies: Proxy[] }
 /** Published proxies of active collections, by collection id. */
 export type Catalogue = ReadonlyMap<string, CatalogueEntry>
 
-export function buildCatalogue (collections: Collection[], proxies: Proxy[]): Catalogue {
+export function buildCatalogue (collections: readonly Collection[], proxies: readonly Proxy[]): Catalogue {
   const out = new Map<string, CatalogueEntry>()
   for (const c of collections) if (c.status === 'active') out.set(c.id, { collection: c, proxies: [] })
   for (const p of proxies) if (p.status === 'published') out.get(p.collection_id)?.proxies.push(p)

@@ -12,6 +12,7 @@ import type { GatewayAccess } from '../access/gate.js'
 import { createProfileAuthenticator, type Principal } from '../access/profile-auth.js'
 import type { Config } from '../config/config.js'
 import type { Logger } from '../logger.js'
+import type { RoutingView } from '../routes/reloader.js'
 import { checkOrigin } from './origin.js'
 import { buildCatalogue, viewFor, type Catalogue } from './gateway-catalogue.js'
 import { createGatewayMcpServer } from './gateway-tools.js'
@@ -28,7 +29,8 @@ export interface McpPeer {
 }
 
 export interface GatewayMcp {
-  setRoutes (collections: Collection[], proxies: Proxy[]): void
+  /** The served configuration changed; the tool catalogue is rebuilt when next asked for. */
+  setRoutes (view: Pick<RoutingView, 'collections' | 'proxies'>): void
   /** The caller's profile, checked exactly as a gateway call (no collection), or why not. */
   authenticate (h: Headers, peer: McpPeer, method?: string): Promise<Principal | AppError>
   handle (req: Request, peer: McpPeer): Promise<Response>
@@ -45,7 +47,9 @@ export interface GatewayMcpOptions {
 }
 
 export function createGatewayMcp (o: GatewayMcpOptions): GatewayMcp {
-  let catalogue: Catalogue = new Map()
+  let routes: Pick<RoutingView, 'collections' | 'proxies'> = { collections: () => [], proxies: () => [] }
+  let built: Catalogue | null = null
+  const catalogue = (): Catalogue => (built ??= buildCatalogue(routes.collections(), routes.proxies()))
   const authenticator = createProfileAuthenticator()
 
   const refuse = (err: AppError, rid: string): Response =>
@@ -73,7 +77,7 @@ export function createGatewayMcp (o: GatewayMcpOptions): GatewayMcp {
   }
 
   return {
-    setRoutes (collections, proxies) { catalogue = buildCatalogue(collections, proxies) },
+    setRoutes (view) { routes = view; built = null },
     authenticate,
     async handle (req, peer) {
       const rid = peer.requestId
@@ -85,7 +89,7 @@ export function createGatewayMcp (o: GatewayMcpOptions): GatewayMcp {
       const who = await authenticate(h, peer, req.method)
       if (who instanceof AppError) return refuse(who, rid)
       const profile = access.profiles().get(who.profile_id)!
-      const view = viewFor(catalogue, profile)
+      const view = viewFor(catalogue(), profile)
       // The tools call this gateway with the caller's own credentials and address: nothing is trusted on the MCP's word.
       const selfHeaders: Record<string, string> = { 'x-client-id': who.client_id, 'x-profile-id': who.profile_id, [peer.self.hop[0]]: peer.self.hop[1] }
       const authorization = h.get('authorization')

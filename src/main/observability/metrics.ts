@@ -4,7 +4,7 @@
  * over the last 1, 5 and 15 minutes come from the last N slots. Rendered as JSON
  * for the management API and as Prometheus text at GET /metrics.
  */
-import type { Collection, Proxy } from '../../common/types.js'
+import type { RoutingView } from '../routes/reloader.js'
 import type { RequestRecord } from './types.js'
 
 /** Statuses the gateway answers by itself, counted by gatehouse_gateway_refused_total{reason}. */
@@ -42,8 +42,8 @@ export interface WindowStats { requests: number, p50: number | null, p95: number
 export class Metrics {
   private readonly byProxy = new Map<string, Series>()
   private readonly byClient = new Map<string, Series>()
-  /** Names of the configured proxies (set on each route-table change); series of others are dropped. */
-  private names: Map<string, ProxyNames> | null = null
+  /** The served configuration (set on each change): names label the series; series of proxies that went are dropped. */
+  private routes: Pick<RoutingView, 'proxy' | 'collection'> | null = null
   private readonly refused = new Map<string, number>(REFUSAL_REASONS.map(r => [r, 0]))
   /** More Prometheus text appended to /metrics (trigger metrics). */
   private readonly sources: Array<() => string> = []
@@ -57,26 +57,33 @@ export class Metrics {
     if (r.refused === true) { const k = String(r.status); this.refused.set(k, (this.refused.get(k) ?? 0) + 1) }
   }
 
-  /** The configured proxies: their names label the series, and a proxy that goes takes its series with it. */
-  setRoutes (collections: readonly Collection[], proxies: readonly Proxy[]): void {
-    const byId = new Map(collections.map(c => [c.id, c]))
-    const names = new Map<string, ProxyNames>()
-    for (const p of proxies) {
-      const c = byId.get(p.collection_id)
-      names.set(p.id, { proxy: p.name, collection: c?.name ?? '', collection_id: p.collection_id })
-    }
-    for (const id of this.byProxy.keys()) if (!names.has(id)) this.byProxy.delete(id)
-    this.names = names
+  /**
+   * The served configuration: its names label the series, and a proxy that goes takes its series
+   * with it (`removed`: the proxies that went; without it every series is checked).
+   */
+  setRoutes (routes: Pick<RoutingView, 'proxy' | 'collection'>, removed?: readonly string[]): void {
+    this.routes = routes
+    if (removed !== undefined) for (const id of removed) this.byProxy.delete(id)
+    else for (const id of this.byProxy.keys()) if (routes.proxy(id) === undefined) this.byProxy.delete(id)
+  }
+
+  private namesOf (id: string): ProxyNames | undefined {
+    const p = this.routes?.proxy(id)
+    if (p === undefined) return undefined
+    return { proxy: p.name, collection: this.routes!.collection(p.collection_id)?.name ?? '', collection_id: p.collection_id }
   }
 
   snapshot (): { proxies: Record<string, unknown>, clients: Record<string, unknown> } {
     const minute = Math.floor(this.now() / 60_000)
-    const view = (m: Map<string, Series>) => Object.fromEntries([...m].map(([id, s]) => [id, {
-      ...(m === this.byProxy && this.names?.has(id) === true ? { name: this.names.get(id)!.proxy, collection: this.names.get(id)!.collection } : {}),
-      requests: s.requests,
-      errors: { '4xx': s.errors4xx, '5xx': s.errors5xx },
-      latency_ms: { last_1m: windowStats(s, minute, 1), last_5m: windowStats(s, minute, 5), last_15m: windowStats(s, minute, 15) }
-    }]))
+    const view = (m: Map<string, Series>) => Object.fromEntries([...m].map(([id, s]) => {
+      const n = m === this.byProxy ? this.namesOf(id) : undefined
+      return [id, {
+        ...(n !== undefined ? { name: n.proxy, collection: n.collection } : {}),
+        requests: s.requests,
+        errors: { '4xx': s.errors4xx, '5xx': s.errors5xx },
+        latency_ms: { last_1m: windowStats(s, minute, 1), last_5m: windowStats(s, minute, 5), last_15m: windowStats(s, minute, 15) }
+      }]
+    }))
     return { proxies: view(this.byProxy), clients: view(this.byClient) }
   }
 
@@ -85,7 +92,7 @@ export class Metrics {
     const emit = (label: string, m: Map<string, Series>, prefix: string) => {
       // proxy_id="…" plus, for a configured proxy, proxy="<name>",collection="<name>",collection_id="…"
       const labels = (id: string) => {
-        const n = m === this.byProxy ? this.names?.get(id) : undefined
+        const n = m === this.byProxy ? this.namesOf(id) : undefined
         return `${label}="${esc(id)}"` + (n === undefined ? '' : `,proxy="${esc(n.proxy)}",collection="${esc(n.collection)}",collection_id="${esc(n.collection_id)}"`)
       }
       out.push(`# HELP ${prefix}_requests_total Gateway requests by ${label}.`, `# TYPE ${prefix}_requests_total counter`)

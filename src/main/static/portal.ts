@@ -12,11 +12,13 @@
 import type uWS from 'uWebSockets.js'
 import type { Collection, Proxy } from '../../common/types.js'
 import { toOpenApi } from '../collections-io/openapi-export.js'
+import type { RoutingView } from '../routes/reloader.js'
 import type { StaticFiles } from './static-files.js'
 
 export interface Portal {
   /** Called with every route table the gateway gets; documents are rebuilt on the next request. */
-  setRoutes (collections: Collection[], proxies: Proxy[]): void
+  /** The served configuration changed; the catalogue and documents are rebuilt when next asked for. */
+  setRoutes (view: Pick<RoutingView, 'collections' | 'proxies'>): void
   /** Registers the /portal routes on the gateway app (nothing when the portal was not built). */
   attach (app: uWS.TemplatedApp): void
 }
@@ -25,13 +27,25 @@ const PREFIX = '/portal'
 const JSON_TYPE = 'application/json; charset=utf-8'
 
 export function createPortal (files: StaticFiles): Portal {
-  let collections: Collection[] = []
-  let proxies: Proxy[] = []
+  let routes: Pick<RoutingView, 'collections' | 'proxies'> = { collections: () => [], proxies: () => [] }
   let catalogue: string | null = null
   const openapi = new Map<string, string>()
 
-  const published = (c: Collection) => proxies.filter(p => p.collection_id === c.id && p.status === 'published')
-  const visible = () => collections.filter(c => c.status === 'active' && published(c).length > 0)
+  // Published proxies by collection, grouped once per configuration change (not per collection).
+  let grouped: Map<string, Proxy[]> | null = null
+  const published = (c: Collection): Proxy[] => {
+    if (grouped === null) {
+      grouped = new Map()
+      for (const p of routes.proxies()) {
+        if (p.status !== 'published') continue
+        let list = grouped.get(p.collection_id)
+        if (list === undefined) grouped.set(p.collection_id, list = [])
+        list.push(p)
+      }
+    }
+    return grouped.get(c.id) ?? []
+  }
+  const visible = () => routes.collections().filter(c => c.status === 'active' && published(c).length > 0)
   const buildCatalogue = () => JSON.stringify({
     collections: visible().map(c => ({
       id: c.id,
@@ -64,7 +78,7 @@ export function createPortal (files: StaticFiles): Portal {
   }
 
   return {
-    setRoutes (c, p) { collections = c; proxies = p; catalogue = null; openapi.clear() },
+    setRoutes (view) { routes = view; grouped = null; catalogue = null; openapi.clear() },
     attach (app) {
       if (!files.built) return
       app.get(PREFIX, res => { res.writeStatus('301 Moved Permanently').writeHeader('location', `${PREFIX}/`).end() })

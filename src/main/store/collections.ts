@@ -64,7 +64,7 @@ export async function insertCollection (q: Queryable, input: CollectionInput): P
 export async function createCollection (store: Store, input: CollectionInput): Promise<Collection> {
   return await store.tx(async q => {
     const c = await insertCollection(q, input)
-    await bumpConfigVersion(q)
+    await bumpConfigVersion(q, 'collection', c.id)
     return c
   })
 }
@@ -92,7 +92,7 @@ export async function updateCollection (store: Store, id: string, patch: Collect
     try {
       const { rows } = await q.query(
         `UPDATE collections SET ${[...sets, 'version = version + 1', 'updated_at = now()'].join(', ')} WHERE id = $1 RETURNING *`, params)
-      await bumpConfigVersion(q)
+      await bumpConfigVersion(q, 'collection', id)
       return toCollection(rows[0])
     } catch (err) {
       if (isUniqueViolation(err)) throw basePathTaken(String(patch.base_path), 'another collection')
@@ -113,7 +113,7 @@ export async function deleteCollection (store: Store, id: string, ifVersion?: nu
     const current = await lockCollection(q, id)
     checkVersion(current, ifVersion)
     await q.query('DELETE FROM collections WHERE id = $1', [id])
-    await bumpConfigVersion(q)
+    await bumpConfigVersion(q, 'collection', id)
     return current
   })
 }
@@ -131,7 +131,7 @@ export async function duplicateCollection (store: Store, id: string, opts: { nam
       // A copy claims its route exactly when its source does (unclaimed drafts stay unclaimed).
       proxies.push(await insertProxyRow(q, { ...p, collection_id: collection.id, status: 'draft' }, { claim: await hasClaims(q, p.id) }))
     }
-    await bumpConfigVersion(q)
+    await bumpConfigVersion(q, 'collection', collection.id)
     return { collection, proxies }
   })
 }

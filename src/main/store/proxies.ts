@@ -110,7 +110,7 @@ export async function createProxy (store: Store, input: ProxyInput): Promise<Pro
   return await store.tx(async q => {
     await assertCollection(q, input.collection_id)
     const p = await insertProxyRow(q, input)
-    await bumpConfigVersion(q)
+    await bumpConfigVersion(q, 'proxy', p.id)
     return p
   })
 }
@@ -138,7 +138,7 @@ export async function patchProxy (q: Queryable, id: string, patch: ProxyPatch, i
   const after = toProxy(rows[0])
   const routing = patch.path !== undefined || patch.methods !== undefined || patch.collection_id !== undefined || after.status === 'published'
   if (routing || await hasClaims(q, id)) await claimRoutes(q, after)
-  await bumpConfigVersion(q)
+  await bumpConfigVersion(q, 'proxy', id)
   return { before, after }
 }
 
@@ -151,7 +151,7 @@ export async function deleteProxy (store: Store, id: string, ifVersion?: number)
     const current = await lockProxy(q, id)
     if (ifVersion !== undefined && ifVersion !== current.version) throw preconditionFailed()
     await q.query('DELETE FROM proxies WHERE id = $1', [id])
-    await bumpConfigVersion(q)
+    await bumpConfigVersion(q, 'proxy', id)
     return current
   })
 }
@@ -167,7 +167,7 @@ export async function duplicateProxy (store: Store, id: string, opts: { collecti
     const copy = await insertProxyRow(q, {
       ...source, collection_id: target, name: opts.name ?? `${source.name} (copy)`, path, status: 'draft'
     }, { claim: !sameRoute })
-    await bumpConfigVersion(q)
+    await bumpConfigVersion(q, 'proxy', copy.id)
     return copy
   })
 }

@@ -27,6 +27,8 @@ export function records<T extends BaseRecord> (spec: TableSpec<T>) {
   const toRecord = (r: Record<string, unknown>): T => ({ ...baseOf(r), ...spec.map(r) }) as T
   const value = (col: string, v: unknown) => spec.jsonColumns.has(col) ? (v === undefined || v === null ? null : JSON.stringify(v)) : v
   const missing = (id: string) => notFound(`${spec.label} '${id}' does not exist.`)
+  // Credentials feed triggers and workflow runs; the other records (policies, clients, profiles) feed access.
+  const changeKind = spec.table === 'credentials' ? 'credential' : 'access'
 
   return {
     toRecord,
@@ -48,7 +50,7 @@ export function records<T extends BaseRecord> (spec: TableSpec<T>) {
       const params = [typeof values.id === 'string' ? values.id : randomUUID(), ...cols.map(c => value(c, values[c]))]
       const { rows } = await q.query(
         `INSERT INTO ${spec.table} (id, ${cols.join(', ')}) VALUES ($1, ${cols.map((_, i) => `$${i + 2}`).join(', ')}) RETURNING *`, params)
-      await bumpConfigVersion(q)
+      await bumpConfigVersion(q, changeKind, String(rows[0].id))
       return toRecord(rows[0])
     },
     async lock (q: Queryable, id: string, where: Record<string, unknown> = {}): Promise<T> {
@@ -65,14 +67,14 @@ export function records<T extends BaseRecord> (spec: TableSpec<T>) {
       const params: unknown[] = [id, ...cols.map(c => value(c, patch[c]))]
       const sets = [...cols.map((c, i) => `${c} = $${i + 2}`), 'version = version + 1', 'updated_at = now()']
       const { rows } = await q.query(`UPDATE ${spec.table} SET ${sets.join(', ')} WHERE id = $1 RETURNING *`, params)
-      await bumpConfigVersion(q)
+      await bumpConfigVersion(q, changeKind, id)
       return { before, after: toRecord(rows[0]) }
     },
     async remove (q: Queryable, id: string, ifVersion?: number, where: Record<string, unknown> = {}): Promise<T> {
       const current = await this.lock(q, id, where)
       if (ifVersion !== undefined && ifVersion !== current.version) throw preconditionFailed()
       await q.query(`DELETE FROM ${spec.table} WHERE id = $1`, [id])
-      await bumpConfigVersion(q)
+      await bumpConfigVersion(q, changeKind, id)
       return current
     }
   }

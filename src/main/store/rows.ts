@@ -49,8 +49,21 @@ export function whereOf (conds: Array<[string, unknown]>, params: unknown[] = []
   return { where: parts.length > 0 ? parts.join(' AND ') : 'true', params }
 }
 
-export async function bumpConfigVersion (q: Queryable): Promise<void> {
-  await q.query('UPDATE config_state SET version = version + 1 WHERE id = 1')
+/** What a configuration change touched (see migration 009). */
+export type ConfigChangeKind = 'collection' | 'proxy' | 'access' | 'credential'
+
+/** Changes kept behind the newest: an instance further behind reloads everything. */
+export const CONFIG_CHANGES_KEPT = 5000
+
+/**
+ * Bumps the configuration version and records what changed, in the caller's transaction. The row
+ * lock on config_state orders concurrent writers, so versions become visible in commit order.
+ */
+export async function bumpConfigVersion (q: Queryable, kind: ConfigChangeKind, ref: string): Promise<void> {
+  const { rows } = await q.query<{ version: number }>('UPDATE config_state SET version = version + 1 WHERE id = 1 RETURNING version')
+  const version = Number(rows[0].version)
+  await q.query('INSERT INTO config_changes (version, kind, ref) VALUES ($1, $2, $3)', [version, kind, ref])
+  if (version % 500 === 0) await q.query('DELETE FROM config_changes WHERE version <= $1', [version - CONFIG_CHANGES_KEPT])
 }
 
 export async function configVersion (q: Queryable): Promise<number> {

@@ -47,7 +47,9 @@ export interface SupervisorDeps {
 
 export interface TriggerSupervisor {
   /** The full set of proxies the gateway serves (published, in active collections). */
-  reconcileAll (proxies: Proxy[]): Promise<void>
+  reconcileAll (proxies: readonly Proxy[]): Promise<void>
+  /** Brings the changed proxies (served now) and the removed ones (no longer served) to their wanted state. */
+  reconcile (changed: readonly Proxy[], removed: readonly string[]): Promise<void>
   /** Re-reads one proxy from the store and applies it. */
   syncProxy (proxyId: string): Promise<void>
   /** Restarts the triggers that read this credential (its settings changed). */
@@ -167,8 +169,12 @@ export function createTriggerSupervisor (deps: SupervisorDeps): TriggerSuperviso
   return {
     reconcileAll: async proxies => await serial(async () => {
       const seen = new Set<string>()
-      for (const p of proxies) { seen.add(p.id); await apply(p.id, p) }
+      for (const p of proxies) { seen.add(p.id); if (entries.has(p.id) || wantedTrigger(p) !== null) await apply(p.id, p) }
       for (const id of [...entries.keys()]) if (!seen.has(id)) await apply(id, null)
+    }),
+    reconcile: async (changed, removed) => await serial(async () => {
+      for (const id of removed) if (entries.has(id)) await apply(id, null)
+      for (const p of changed) if (entries.has(p.id) || wantedTrigger(p) !== null) await apply(p.id, p)
     }),
     syncProxy: async proxyId => await serial(async () => {
       const p = await getProxy(deps.store, proxyId).catch(() => null)

@@ -14,8 +14,8 @@ export function gatewayWorkflows (runner: Runner, listens: TriggerListens) {
   return async (route: GatewayRoute, trigger: unknown): Promise<WorkflowResponse> => {
     const session = listens.take(route.proxy.id)
     if (session === undefined) {
-      // The listen just ended and the route table is being restored: a disabled workflow must not run.
-      if (listens.overlaid(route.proxy.id)) throw serviceUnavailable('This API is being reconfigured; retry shortly.', 1)
+      // Matched while a listen waited, which ended meanwhile: a disabled workflow must not run.
+      if (listens.overlaid(route.proxy)) throw serviceUnavailable('This API is being reconfigured; retry shortly.', 1)
       return await runner.gateway(route, trigger)
     }
     const { result, record } = await runListened(runner, listens, session.id, route.proxy, route.workflow!, trigger)

@@ -49,15 +49,19 @@ export interface TriggerListens {
   /** Replays the session's frames, then follows it; `null` when it ends. */
   subscribe (id: string, fn: (f: ListenFrame | null) => void): () => void
   /** The gateway's proxies, with those awaiting a capture answering through their workflow. */
-  overlay (proxies: Proxy[]): Proxy[]
-  /** Proxies the last overlay switched on (a request there with no waiting session must not run a disabled workflow). */
-  overlaid (proxyId: string): boolean
+  overlay (proxy: Proxy): Proxy
+  /**
+   * True for a proxy record the overlay switched on: a request matched against it that finds no
+   * waiting session (the listen ended meanwhile) must not run the disabled workflow.
+   */
+  overlaid (proxy: object): boolean
   close (): void
 }
 
-export function createTriggerListens (opts: { onChange: () => void }): TriggerListens {
+/** `onChange(proxyId)`: a session for the proxy started or ended; its route should be overlaid again. */
+export function createTriggerListens (opts: { onChange: (proxyId: string) => void }): TriggerListens {
   const live = new Map<string, Live>()
-  let overlaidIds = new Set<string>()
+  const overlaid = new WeakSet<object>()
   let closed = false
 
   const finish = (l: Live, status: ListenSession['status'], frame?: ListenFrame) => {
@@ -70,7 +74,7 @@ export function createTriggerListens (opts: { onChange: () => void }): TriggerLi
     l.listeners.clear()
     const forget = setTimeout(() => live.delete(l.session.id), KEEP_ENDED_MS)
     forget.unref()
-    if (!closed) opts.onChange()
+    if (!closed) opts.onChange(l.session.proxy_id)
   }
   const push = (l: Live, f: ListenFrame) => {
     if (l.frames.length < MAX_FRAMES) l.frames.push(f)
@@ -101,7 +105,7 @@ export function createTriggerListens (opts: { onChange: () => void }): TriggerLi
       l.timer.unref()
       live.set(session.id, l)
       push(l, { event: 'listening', data: session })
-      opts.onChange()
+      opts.onChange(proxy.id)
       return session
     },
     get (workflowId, id) {
@@ -133,12 +137,15 @@ export function createTriggerListens (opts: { onChange: () => void }): TriggerLi
       l.listeners.add(fn)
       return () => { l.listeners.delete(fn) }
     },
-    overlay (proxies) {
-      const waiting = new Set([...live.values()].filter(l => l.session.status === 'waiting').map(l => l.session.proxy_id))
-      overlaidIds = new Set(proxies.filter(p => waiting.has(p.id) && !p.workflow_enabled && p.workflow !== null).map(p => p.id))
-      return overlaidIds.size === 0 ? proxies : proxies.map(p => overlaidIds.has(p.id) ? { ...p, workflow_enabled: true } : p)
+    overlay (p) {
+      let waiting = false
+      if (live.size > 0) for (const l of live.values()) if (l.session.proxy_id === p.id && l.session.status === 'waiting') { waiting = true; break }
+      if (!waiting || p.workflow_enabled || p.workflow === null) return p
+      const on = { ...p, workflow_enabled: true }
+      overlaid.add(on)
+      return on
     },
-    overlaid (proxyId) { return overlaidIds.has(proxyId) },
+    overlaid (proxy) { return overlaid.has(proxy) },
     close () {
       closed = true
       for (const l of live.values()) finish(l, 'cancelled')

@@ -1,6 +1,6 @@
 /** Route matching over many collections: longest base path first, fall-through, the most specific 405. */
 import t from 'tap'
-import { compileRouteTable, type MatchResult, type RouteCache, type RouteTable } from '../../../src/main/gateway/route-table.js'
+import { compileRouteTable, type MatchResult, type RouteTable } from '../../../src/main/gateway/route-table.js'
 import { collection, proxy } from '../../helpers/gateway.js'
 
 const segs = (path: string) => path.slice(1).split('/')
@@ -32,22 +32,56 @@ t.test('collections are found by base path in a trie: longest prefix on a segmen
   t.equal(table.match('GET', segs('/svc1/v1')), null, 'a base path alone is not a proxy path')
 })
 
-t.test('a rebuild reuses the routes whose proxy and collection did not change, and recompiles the rest', async t => {
+t.test('a change recompiles only what it touched, and updates apply in place', async t => {
   const c = collection({ base_path: '/shop' })
   const a = proxy(c, { path: '/a' })
   const b = proxy(c, { path: '/b' })
-  const cache: RouteCache = new Map()
-  const route = (table: RouteTable, path: string) => { const m = table.match('GET', segs(path)); return m !== null && 'route' in m ? m.route : null }
-  const first = compileRouteTable([c], [a, b], {}, () => {}, 1024, cache)
-  const second = compileRouteTable([{ ...c }], [{ ...a }, { ...b, version: 2, path: '/b2' }], {}, () => {}, 1024, cache)
-  t.equal(route(second, '/shop/a'), route(first, '/shop/a'), 'unchanged: the same compiled route')
-  t.equal(route(second, '/shop/b'), null, 'changed: recompiled (its new path serves, the old one does not)')
-  t.equal(route(second, '/shop/b2')?.proxy.path, '/b2')
+  const route = (table: RouteTable, path: string, method = 'GET') => { const m = table.match(method, segs(path)); return m !== null && 'route' in m ? m.route : null }
+  const table = compileRouteTable([c], [a, b], {}, () => {}, 1024)
+  const firstA = route(table, '/shop/a')
+  table.set([{ ...c }], [{ ...a }, { ...b, version: 2, path: '/b2' }])
+  t.equal(route(table, '/shop/a'), firstA, 'unchanged: the same compiled route')
+  t.equal(route(table, '/shop/b'), null, 'changed: recompiled (its new path serves, the old one does not)')
+  t.equal(route(table, '/shop/b2')?.proxy.path, '/b2')
+  const b2 = route(table, '/shop/b2')
   const wf = { nodes: [], edges: [] } as any
-  const third = compileRouteTable([c], [{ ...a, workflow_enabled: true, workflow: wf }, { ...b, version: 2, path: '/b2' }], {}, () => {}, 1024, cache)
-  t.equal(route(third, '/shop/a')?.workflow, wf, 'a workflow switched on without a write (trigger listen) is seen')
-  t.equal(route(third, '/shop/b2'), route(second, '/shop/b2'))
-  const fourth = compileRouteTable([{ ...c, version: 2, headers: [{ name: 'x-a', value: '1' }] }], [a, { ...b, version: 2, path: '/b2' }], {}, () => {}, 1024, cache)
-  t.same(route(fourth, '/shop/b2')?.addHeaders, [['x-a', '1']], 'a collection change recompiles its proxies')
-  t.equal(cache.size, 2, 'the cache holds only the current routes')
+  table.apply({ proxies: [{ ...a, workflow_enabled: true, workflow: wf }] })
+  t.equal(route(table, '/shop/a')?.workflow, wf, 'a workflow switched on without a write (trigger listen) is seen')
+  t.equal(route(table, '/shop/b2'), b2, 'the other proxy is untouched')
+  table.apply({ collections: [{ ...c, version: 2, headers: [{ name: 'x-a', value: '1' }] }] })
+  t.same(route(table, '/shop/b2')?.addHeaders, [['x-a', '1']], 'a collection change recompiles its proxies')
+  t.equal(table.size, 2)
+
+  // Two proxies on one path with different methods: removing one leaves the other.
+  const get = proxy(c, { path: '/items/{id}', methods: ['GET'] })
+  const del = proxy(c, { path: '/items/{id}', methods: ['DELETE'] })
+  table.apply({ proxies: [get, del] })
+  t.equal(route(table, '/shop/items/1', 'DELETE')?.proxy.id, del.id)
+  table.apply({ removedProxies: [del.id] })
+  t.same(table.match('DELETE', segs('/shop/items/1')), { allow: ['GET'] }, 'a removed method answers 405 naming what is left')
+  t.equal(route(table, '/shop/items/1')?.proxy.id, get.id)
+  table.apply({ removedProxies: [get.id] })
+  t.equal(table.match('GET', segs('/shop/items/1')), null, 'no route left on the path')
+
+  // A disabled collection takes its proxies with it; back to active, they serve again.
+  table.apply({ collections: [{ ...c, version: 3, status: 'disabled' }] })
+  t.equal(route(table, '/shop/a'), null)
+  t.equal(table.size, 0)
+  table.apply({ collections: [{ ...c, version: 4 }] })
+  t.equal(route(table, '/shop/a')?.proxy.id, a.id, 'its proxies serve again without being given again')
+  t.equal(table.size, 2)
+
+  // A proxy moved to another collection; a draft is not served; a removed collection's base path is free.
+  const other = collection({ base_path: '/other' })
+  table.apply({ collections: [other], proxies: [{ ...a, collection_id: other.id, version: 5 }] })
+  t.equal(route(table, '/shop/a'), null)
+  t.equal(route(table, '/other/a')?.proxy.id, a.id)
+  table.apply({ proxies: [{ ...a, collection_id: other.id, version: 6, status: 'draft' }] })
+  t.equal(route(table, '/other/a'), null, 'a draft is not served')
+  table.apply({ removedCollections: [c.id] })
+  t.equal(route(table, '/shop/b2'), null)
+  t.equal(table.size, 0)
+  const again = collection({ base_path: '/shop' })
+  table.apply({ collections: [again], proxies: [proxy(again, { path: '/b2' })] })
+  t.ok(route(table, '/shop/b2'), 'a new collection on a freed base path serves')
 })

@@ -2,7 +2,7 @@ import t from 'tap'
 import { openStore } from '../../../src/main/store/index.js'
 import { createCollection, deleteCollection, duplicateCollection, getCollection, listCollections, updateCollection } from '../../../src/main/store/collections.js'
 import { createProxy, duplicateProxy, getProxy, listProxies, updateProxy } from '../../../src/main/store/proxies.js'
-import { loadRoutingSnapshot, configVersion } from '../../../src/main/store/routing.js'
+import { loadRoutingChanges, loadRoutingSnapshot, configVersion } from '../../../src/main/store/routing.js'
 import { createTestDatabase, openTestStore, silentLogger, storeConfig, STORE_KINDS } from '../../helpers/db.js'
 
 const coll = (n: number) => ({ name: `c${n}`, base_path: `/c${n}`, upstream_url: 'http://127.0.0.1:9' })
@@ -71,6 +71,30 @@ for (const kind of STORE_KINDS) {
       t.equal((await listProxies(store, { limit: 50 }, { collection_id: dup.collection.id })).items.length, 3)
       await deleteCollection(store, c.id)
       await t.rejects(getProxy(store, p.id), { status: 404 }, 'deleting a collection deletes its proxies')
+    })
+
+    t.test('the changes after a version name what changed; a long gap reads everything', async t => {
+      const c = await createCollection(store, coll(300))
+      const a = await createProxy(store, { collection_id: c.id, name: 'a', methods: ['GET'], path: '/a', target_path: '/a', status: 'published' })
+      const since = await configVersion(store)
+      t.same(await loadRoutingChanges(store, since), { full: false, version: since, collectionIds: [], proxyIds: [], collections: [], proxies: [], access: false }, 'nothing changed')
+      const b = await createProxy(store, { collection_id: c.id, name: 'b', methods: ['GET'], path: '/b', target_path: '/b', status: 'published' })
+      await updateProxy(store, a.id, { status: 'draft' })
+      let d = await loadRoutingChanges(store, since)
+      if (d.full) throw new Error('expected a delta')
+      t.equal(d.version, since + 2)
+      t.same(d.proxyIds.sort(), [a.id, b.id].sort())
+      t.same(d.proxies.map(p => p.id), [b.id], 'a draft is touched but not served')
+      await updateCollection(store, c.id, { status: 'disabled' })
+      d = await loadRoutingChanges(store, since + 2)
+      if (d.full) throw new Error('expected a delta')
+      t.same(d.collectionIds, [c.id])
+      t.same(d.collections, [], 'a disabled collection is touched but not served')
+      t.same(d.proxies, [])
+      t.equal((await loadRoutingChanges(store, -1)).full, true, 'an unknown version reads everything')
+      await store.query('DELETE FROM config_changes WHERE version <= $1', [since])
+      t.equal((await loadRoutingChanges(store, since - 1)).full, true, 'changes no longer in the change log (pruned) read everything')
+      t.equal((await loadRoutingChanges(store, since)).full, false)
     })
 
     t.test('a failed write inside a transaction leaves nothing', async t => {

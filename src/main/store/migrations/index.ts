@@ -12,6 +12,7 @@ import { m003ThreadsAudit } from './003-threads-audit.js'
 import { m006WorkflowVersions } from './006-workflow-versions.js'
 import { m007Executions } from './007-executions.js'
 import { m008ImapTriggerState } from './008-imap-trigger-state.js'
+import { m009ConfigChanges } from './009-config-changes.js'
 
 export interface Migration { version: number, name: string, sql: string }
 
@@ -23,5 +24,6 @@ export const MIGRATIONS: readonly Migration[] = [
   m005ProxyBodyLimit,
   m006WorkflowVersions,
   m007Executions,
-  m008ImapTriggerState
+  m008ImapTriggerState,
+  m009ConfigChanges
 ]
