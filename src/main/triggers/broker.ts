@@ -19,6 +19,8 @@
 import { randomUUID } from 'node:crypto'
 import { Kafka, logLevel, type Consumer, type EachMessagePayload, type KafkaConfig as KafkaJsConfig, type SASLOptions } from 'kafkajs'
 import type { KafkaConfig } from '../credentials/types.js'
+import { claimBrokerOffset, finishBrokerOffset, renewBrokerLease, type BrokerPartitionKey } from '../store/broker-trigger-state.js'
+import type { Store } from '../store/types.js'
 import type { CredentialLoader } from './credentials.js'
 import type { StartTrigger, TriggerScope } from './types.js'
 
@@ -27,6 +29,10 @@ const ATTEMPTS = 3
 const LAG_EVERY_MS = 5000
 /** A consumer with no sign of life from kafkajs for this long is taken as stalled (the supervisor restarts it). */
 const STALL_MS = 60_000
+/** How long a message's claim holds without renewal: an instance that dies mid-run leaves it to another after this. */
+const LEASE_MS = 15_000
+/** Attempts to record a finished run (about 10 s of backoff in all). */
+const FINISH_ATTEMPTS = 8
 
 export interface BrokerSettings { topic: string, groupId: string, commitMode: 'after_success' | 'per_message', pollTimeoutMs: number }
 
@@ -73,7 +79,9 @@ const sleep = async (ms: number, signal: AbortSignal) => await new Promise<void>
   signal.addEventListener('abort', done, { once: true })
 })
 
-export function brokerTrigger (deps: { credential: CredentialLoader }): StartTrigger {
+export interface BrokerDeps { credential: CredentialLoader, store: Store }
+
+export function brokerTrigger (deps: BrokerDeps): StartTrigger {
   return scope => {
     const s = brokerSettings(scope.proxy.id, scope.node.settings)
     let consumer: Consumer | null = null
@@ -109,7 +117,7 @@ export function brokerTrigger (deps: { credential: CredentialLoader }): StartTri
 }
 
 /** Consumes until the consumer crashes (resolves with the reason) or the trigger stops. */
-async function consume (scope: TriggerScope, s: BrokerSettings, deps: { credential: CredentialLoader }, setConsumer: (c: Consumer) => void): Promise<Error> {
+async function consume (scope: TriggerScope, s: BrokerSettings, deps: BrokerDeps, setConsumer: (c: Consumer) => void): Promise<Error> {
   if (s.topic === '') throw new Error('The broker trigger has no topic.')
   const config = await deps.credential(scope.node.settings.credentials_id, 'kafka')
   const kafka = kafkaClient(config)
@@ -125,7 +133,7 @@ async function consume (scope: TriggerScope, s: BrokerSettings, deps: { credenti
       else scope.failing(err)
     })
   })
-  consumer.on(consumer.events.GROUP_JOIN, () => { scope.healthy({ owner: null }) })
+  consumer.on(consumer.events.GROUP_JOIN, () => { scope.healthy() })
   // Proof of life for the supervisor's stall check: the consumer is alive while kafkajs reports
   // anything (group heartbeats, fetches, rebalances, restarts) within STALL_MS; a rebalance may
   // legitimately take up to the session timeout, longer than the supervisor's own beat.
@@ -141,7 +149,7 @@ async function consume (scope: TriggerScope, s: BrokerSettings, deps: { credenti
     await consumer.run({
       autoCommit: false,
       eachMessage: async p => {
-        await handle(scope, s, p)
+        await handle(scope, s, p, deps.store)
         await consumer.commitOffsets([{ topic: p.topic, partition: p.partition, offset: String(BigInt(p.message.offset) + 1n) }])
       }
     })
@@ -153,7 +161,7 @@ async function consume (scope: TriggerScope, s: BrokerSettings, deps: { credenti
         const done = new Map((committed[0]?.partitions ?? []).map(x => [x.partition, BigInt(x.offset === '-1' ? '0' : x.offset)]))
         let lag = 0n
         for (const h of high) lag += BigInt(h.high) - (done.get(h.partition) ?? 0n)
-        scope.healthy({ owner: null, lag: Number(lag < 0n ? 0n : lag) })
+        scope.healthy({ lag: Number(lag < 0n ? 0n : lag) })
       } catch {}
     }
     lagTimer = setInterval(() => { void measure() }, LAG_EVERY_MS)
@@ -170,13 +178,48 @@ async function consume (scope: TriggerScope, s: BrokerSettings, deps: { credenti
   }
 }
 
+/**
+ * Runs the workflow for one message once across instances: claimed in the store first (a message
+ * delivered again after a rebalance is skipped when its run is over, and waits while the instance
+ * that has it runs it under a fresh lease), then run, retrying a failed run in after_success mode,
+ * then marked done. A store that cannot be reached stops consumption (the consumer restarts with
+ * backoff and the message comes again) rather than risk a second run.
+ */
+async function handle (scope: TriggerScope, s: BrokerSettings, p: EachMessagePayload, store: Store): Promise<void> {
+  const key: BrokerPartitionKey = { proxyId: scope.proxy.id, group: s.groupId, topic: p.topic, partition: p.partition }
+  const offset = p.message.offset
+  for (;;) {
+    const claim = await claimBrokerOffset(store, key, offset, scope.instanceId, LEASE_MS)
+    if (claim === 'done') return
+    if (claim === 'run') break
+    if (scope.signal.aborted) throw new Error('stopped')
+    await p.heartbeat().catch(() => {})
+    await sleep(250, scope.signal)
+  }
+  const renew = setInterval(() => { renewBrokerLease(store, key, offset, scope.instanceId, LEASE_MS).catch(() => {}) }, LEASE_MS / 3)
+  try {
+    await runWithRetries(scope, s, p)
+  } finally { clearInterval(renew) }
+  // The run is over: keep trying to record it for a while (a store that blinks here would
+  // otherwise let the redelivered message run again).
+  for (let attempt = 1; ; attempt++) {
+    try {
+      await finishBrokerOffset(store, key, offset)
+      return
+    } catch (err) {
+      if (attempt >= FINISH_ATTEMPTS) throw err
+      await new Promise(resolve => setTimeout(resolve, 250 * attempt))
+    }
+  }
+}
+
 /** Runs the workflow for one message, retrying a failed run in after_success mode. */
-async function handle (scope: TriggerScope, s: BrokerSettings, p: EachMessagePayload): Promise<void> {
+async function runWithRetries (scope: TriggerScope, s: BrokerSettings, p: EachMessagePayload): Promise<void> {
   const output = messageOutput(p)
   for (let attempt = 1; ; attempt++) {
     const r = await scope.run({ ...output })
     if (r.status === 'success' || s.commitMode === 'per_message') {
-      if (r.status === 'success') scope.healthy({ owner: null })
+      if (r.status === 'success') scope.healthy()
       return
     }
     if (attempt >= ATTEMPTS || scope.signal.aborted) {

@@ -18,7 +18,7 @@ export interface TriggerHealthRecord {
   workflow_id: string
   trigger_type: TriggerKind
   state: TriggerState
-  /** The instance that runs it (IMAP: the lock holder; cron: the one that claimed the last slot). */
+  /** The instance that runs it (IMAP: the lock holder; cron: the one that claimed the last slot; broker: the one that ran the last message). */
   owner: string | null
   last_run_at: string | null
   last_run_status: string | null

@@ -58,7 +58,7 @@ export function createTriggers (deps: TriggerDeps): Triggers {
     starters: {
       cron_trigger: cronTrigger(deps.locks),
       imap_trigger: imapTrigger({ store: deps.store, locks: deps.locks, credential }),
-      broker_consumer: brokerTrigger({ credential }),
+      broker_consumer: brokerTrigger({ credential, store: deps.store }),
       ...deps.starters
     },
     heartbeatMs: deps.heartbeatMs,

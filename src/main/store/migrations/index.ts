@@ -13,6 +13,7 @@ import { m006WorkflowVersions } from './006-workflow-versions.js'
 import { m007Executions } from './007-executions.js'
 import { m008ImapTriggerState } from './008-imap-trigger-state.js'
 import { m009ConfigChanges } from './009-config-changes.js'
+import { m010BrokerTriggerState } from './010-broker-trigger-state.js'
 
 export interface Migration { version: number, name: string, sql: string }
 
@@ -25,5 +26,6 @@ export const MIGRATIONS: readonly Migration[] = [
   m006WorkflowVersions,
   m007Executions,
   m008ImapTriggerState,
-  m009ConfigChanges
+  m009ConfigChanges,
+  m010BrokerTriggerState
 ]
