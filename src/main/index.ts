@@ -42,6 +42,9 @@ instances. Every setting is an environment variable: see README.md, "Configurati
 const config = boot()
 // uWebSockets.js reads its header limit when it loads: large JWTs need more than its 4 KiB default.
 process.env.UWS_HTTP_MAX_HEADERS_SIZE ??= '16384'
+// The embedded store's thread starts now, so that its start overlaps loading the service's modules.
+const { preopenStore } = await import('./store/index.js')
+preopenStore(config)
 const { start } = await import('./server.js')
 const { createLogger } = await import('./logger.js')
 const logger = createLogger(config)

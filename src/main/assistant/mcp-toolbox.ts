@@ -3,8 +3,6 @@
  * with the caller's credentials (the management user's bearer token, or the developer's profile
  * credentials), so every tool call is checked exactly as the caller's own call would be.
  */
-import { Client } from '@modelcontextprotocol/sdk/client/index.js'
-import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js'
 import type { Tool } from '@modelcontextprotocol/sdk/types.js'
 import type { ToolBox } from './agent.js'
 
@@ -17,6 +15,9 @@ export type ConfirmRule = (tool: Tool, args: Record<string, unknown>) => boolean
 export const confirmUnlessReadOnly: ConfirmRule = tool => tool.annotations?.readOnlyHint !== true
 
 export async function openMcpToolBox (url: string, headers: Record<string, string>, confirm: ConfirmRule): Promise<McpToolBox> {
+  // The SDK's client loads with the first conversation, not at start.
+  const [{ Client }, { StreamableHTTPClientTransport }] = await Promise.all([
+    import('@modelcontextprotocol/sdk/client/index.js'), import('@modelcontextprotocol/sdk/client/streamableHttp.js')])
   const client = new Client({ name: 'gatehouse-assistant', version: '1.0.0' })
   const transport = new StreamableHTTPClientTransport(new URL(url), { requestInit: { headers } })
   await client.connect(transport)

@@ -4,9 +4,12 @@
  */
 import { createHash } from 'node:crypto'
 import { once } from 'node:events'
-import { Redis } from 'ioredis'
+import type { Redis } from 'ioredis'
 import type { Config } from '../config/config.js'
 import type { Logger } from '../logger.js'
+import { lazyRequire } from '../lazy-require.js'
+
+const loadIoredis = lazyRequire<typeof import('ioredis')>('ioredis')
 
 export type RedisLike = Redis
 
@@ -16,6 +19,7 @@ export interface RedisOptions {
 }
 
 export function createRedis (config: Pick<Config, 'REDIS_URL'>, logger: Logger, opts: RedisOptions = {}): Redis {
+  const { Redis } = loadIoredis()
   const redis = new Redis(config.REDIS_URL, {
     commandTimeout: opts.commandTimeoutMs ?? 1000,
     connectTimeout: 2000,

@@ -7,7 +7,8 @@
  * host, port, user and mailbox only: never from the password, and any text
  * quoted from the server is scrubbed of it.
  */
-import { ImapFlow, type ImapFlowError, type ImapFlowOptions } from 'imapflow'
+import type { ImapFlowError, ImapFlowOptions } from 'imapflow'
+import { loadImapflow } from '../lazy-require.js'
 import net from 'node:net'
 import type { ImapConfig } from './types.js'
 
@@ -86,6 +87,7 @@ export function imapFlowOptions (c: ImapConfig, opts: { timeoutMs: number }): Im
 /** Checks a validated `imap` config against the live server (see module comment). Never throws. */
 export async function validateImapCredential (config: ImapConfig, opts: { timeoutMs: number }): Promise<ImapValidation> {
   const c = config
+  const { ImapFlow } = loadImapflow()
   const client = new ImapFlow({ ...imapFlowOptions(c, opts), disableAutoIdle: true })
   // imapflow emits 'error' on socket failures; without a listener that would crash the process.
   client.on('error', () => {})

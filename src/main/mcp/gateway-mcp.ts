@@ -15,9 +15,10 @@ import type { Logger } from '../logger.js'
 import type { RoutingView } from '../routes/reloader.js'
 import { checkOrigin } from './origin.js'
 import { buildCatalogue, viewFor, type Catalogue } from './gateway-catalogue.js'
-import { createGatewayMcpServer } from './gateway-tools.js'
-import { serveMcpRequest } from './http-session.js'
 import type { McpSessions } from './sessions.js'
+
+/** The MCP SDK loads with the first MCP request, not at start (see management-mcp.ts). */
+const loadSdkSide = async () => await Promise.all([import('./http-session.js'), import('./gateway-tools.js')])
 
 /** The caller of one /mcp request, as the gateway listener saw it. */
 export interface McpPeer {
@@ -94,6 +95,7 @@ export function createGatewayMcp (o: GatewayMcpOptions): GatewayMcp {
       const selfHeaders: Record<string, string> = { 'x-client-id': who.client_id, 'x-profile-id': who.profile_id, [peer.self.hop[0]]: peer.self.hop[1] }
       const authorization = h.get('authorization')
       if (authorization !== null) selfHeaders.authorization = authorization
+      const [{ serveMcpRequest }, { createGatewayMcpServer }] = await loadSdkSide()
       const res = await serveMcpRequest(req, {
         owner: `profile:${who.profile_id}`,
         sessions: o.sessions,

@@ -9,22 +9,15 @@
  * check of its REST route, the same validation, events and audit entries (source `mcp`).
  */
 import type { IncomingMessage, ServerResponse } from 'node:http'
-import { Server } from '@modelcontextprotocol/sdk/server/index.js'
-import {
-  CallToolRequestSchema, ErrorCode, GetPromptRequestSchema, ListPromptsRequestSchema, ListToolsRequestSchema, McpError, type CallToolResult
-} from '@modelcontextprotocol/sdk/types.js'
-import { AppError, errorBody, serviceUnavailable, toAppError, unauthorized } from '../../common/errors.js'
+import { AppError, unauthorized } from '../../common/errors.js'
 import type { Auth, User } from '../auth/verifier.js'
 import type { Config } from '../config/config.js'
 import type { Logger } from '../logger.js'
-import { isDatabaseUnavailable } from '../store/types.js'
 import type { AuditTrail } from '../management/audit-trail.js'
 import { readBody } from '../management/http-body.js'
-import { invoke, type Caller, type FrameSink } from '../management/operation.js'
-import type { RequestContext, Router } from '../management/router.js'
-import { serveMcpRequest } from './http-session.js'
-import { buildManagementTools, pathOf, type ManagementTool } from './management-tools.js'
-import { MANAGEMENT_PROMPTS, renderPrompt } from './management-prompts.js'
+import type { Caller } from '../management/operation.js'
+import type { Router } from '../management/router.js'
+import { buildManagementTools, type ManagementTool } from './management-tools.js'
 import type { McpSessions } from './sessions.js'
 import { checkOrigin } from './origin.js'
 
@@ -39,12 +32,14 @@ export interface ManagementMcpDeps {
 }
 
 const MAX_BODY_BYTES = 8 * 1024 * 1024
-const SERVER_INFO = { name: 'gatehouse-management', version: '1.0.0' }
-const INSTRUCTIONS = 'Operate the Gatehouse API gateway: collections (base paths forwarding to a backend) hold proxies (endpoints); ' +
-  'a proxy may run a workflow; clients reach published proxies through access profiles limited by policies. ' +
-  'Every tool needs the role its description names. List tools answer {items, next_cursor}. Errors come back as ' +
-  '{error: {code, message, details}} with isError true: read details, fix the arguments and retry.'
+/** JSON-RPC 2.0's "Invalid Request" code. */
+const JSONRPC_INVALID_REQUEST = -32600
 
+/**
+ * The MCP SDK (and its schemas) loads with the first MCP request, not at start: most instances
+ * serve none, and it is a good part of the service's start-up time and memory.
+ */
+const loadSdkSide = async () => await Promise.all([import('./http-session.js'), import('./management-mcp-server.js')])
 export interface ManagementMcp {
   /** Handles one HTTP request to the MCP path (any method); always answers. */
   handle (req: IncomingMessage, res: ServerResponse): Promise<void>
@@ -56,7 +51,7 @@ export function createManagementMcp (deps: ManagementMcpDeps): ManagementMcp {
   // Routes are registered after the listener is created (run routes, metrics): build on first use.
   const tools = (): ManagementTool[] => (cached ??= buildManagementTools(deps.router.routes))
 
-  const refuse = (req: IncomingMessage, res: ServerResponse, status: number, message: string, headers: Record<string, string> = {}, code: number = ErrorCode.InvalidRequest): void => {
+  const refuse = (req: IncomingMessage, res: ServerResponse, status: number, message: string, headers: Record<string, string> = {}, code: number = JSONRPC_INVALID_REQUEST): void => {
     if (status === 401 || status === 403) {
       deps.audit.record([{ actor_sub: null, source: 'mcp', action: 'denied', resource_kind: null, resource_id: null, method: req.method ?? null, path: pathOnly(req), status, remote_addr: req.socket.remoteAddress ?? null }])
     }
@@ -85,66 +80,15 @@ export function createManagementMcp (deps: ManagementMcpDeps): ManagementMcp {
     }
     const raw = req.method === 'POST' ? await readBody(req, MAX_BODY_BYTES) : null
     const caller: Caller = { sub: user.sub, role: user.role, source: 'mcp' }
+    const [{ serveMcpRequest }, { buildManagementMcpServer }] = await loadSdkSide()
     const response = await serveMcpRequest(webRequest(req, raw), {
       // Namespaced: a gateway MCP session (owned by a profile) is never a management one.
       owner: `oidc:${user.sub}`,
       sessions: deps.sessions,
-      build: () => sdkServer(caller, req, res),
+      build: () => buildManagementMcpServer({ deps, tools, caller, req, res }),
       stream: true
     })
     await pipe(response, res)
-  }
-
-  function sdkServer (caller: Caller, req: IncomingMessage, res: ServerResponse): Server {
-    const server = new Server(SERVER_INFO, { capabilities: { tools: {}, prompts: {} }, instructions: INSTRUCTIONS })
-    server.setRequestHandler(ListToolsRequestSchema, async () => ({
-      tools: tools().map(t => ({ name: t.name, description: t.description, inputSchema: t.inputSchema, annotations: t.annotations }))
-    }))
-    server.setRequestHandler(CallToolRequestSchema, async (request, extra) => {
-      const tool = tools().find(t => t.name === request.params.name)
-      if (tool === undefined) throw new McpError(ErrorCode.InvalidParams, `Unknown tool '${request.params.name}'; tools/list names them.`)
-      const token = request.params._meta?.progressToken
-      let progress = 0
-      const frames: FrameSink | undefined = tool.info.streaming !== true
-        ? undefined
-        : (event, data) => {
-            if (token === undefined) return
-            progress++
-            extra.sendNotification({ method: 'notifications/progress', params: { progressToken: token, progress, message: frameMessage(event, data) } }).catch(() => {})
-          }
-      return await callTool(tool, caller, request.params.arguments ?? {}, req, res, frames)
-    })
-    server.setRequestHandler(ListPromptsRequestSchema, async () => ({ prompts: MANAGEMENT_PROMPTS.map(({ render, ...p }) => p) }))
-    server.setRequestHandler(GetPromptRequestSchema, async request => renderPrompt(request.params.name, request.params.arguments ?? {}))
-    return server
-  }
-
-  async function callTool (tool: ManagementTool, caller: Caller, args: Record<string, unknown>, req: IncomingMessage, res: ServerResponse, frames: FrameSink | undefined): Promise<CallToolResult> {
-    let ctx: RequestContext | undefined
-    let status = 500
-    let reply
-    let params: Record<string, string> = {}
-    try {
-      const input = tool.input(args)
-      params = input.params
-      reply = await invoke(tool.route, caller, input, { req, res, frames, settle: deps.settle }, c => { ctx = c })
-      status = reply?.status ?? 200
-      const body = reply?.body
-      if (body === undefined) return { content: [{ type: 'text', text: `Done (${status}).` }] }
-      return {
-        content: [{ type: 'text', text: JSON.stringify(body) }],
-        ...(typeof body === 'object' && body !== null && !Array.isArray(body) ? { structuredContent: body as Record<string, unknown> } : {})
-      }
-    } catch (err) {
-      const unavailable = !(err instanceof AppError) && isDatabaseUnavailable(err)
-      const e = unavailable ? serviceUnavailable('The database is unavailable; retry shortly.', 5) : toAppError(err)
-      if (!(err instanceof AppError) && !unavailable) deps.logger.error({ err, tool: tool.name }, 'management MCP tool failed')
-      status = e.status
-      const body = { ...errorBody(e), status: e.status }
-      return { isError: true, content: [{ type: 'text', text: JSON.stringify(body) }], structuredContent: body }
-    } finally {
-      deps.audit.observe({ req, path: pathOf(tool.route, params), route: tool.route, ctx, status, reply, method: tool.route.method, source: 'mcp' })
-    }
   }
 
   return { handle, tools }
@@ -174,12 +118,4 @@ async function pipe (response: Response, res: ServerResponse): Promise<void> {
     if (!res.write(value)) await new Promise<void>(resolve => { res.once('drain', resolve); res.once('close', resolve) })
   }
   res.end()
-}
-
-/** One line a human can follow for a streamed frame (node started / finished, captured event). */
-function frameMessage (event: string, data: unknown): string {
-  const d = data as { node_id?: string, node_name?: string, status?: string } | null
-  const who = d?.node_name ?? d?.node_id
-  const text = `${event}${who !== undefined ? ` ${who}` : ''}${d?.status !== undefined ? ` (${d.status})` : ''}`
-  return text.length > 300 ? `${text.slice(0, 297)}...` : text
 }

@@ -13,8 +13,10 @@
  * PGlite is one connection: a transaction holds it until its commit or rollback.
  */
 import fs from 'node:fs/promises'
+import path from 'node:path'
 import { parentPort, workerData } from 'node:worker_threads'
 import { PGlite, type Transaction } from '@electric-sql/pglite'
+import { EMBEDDED_START_PARAMS, seedFromTemplate } from './embedded-template.js'
 
 export type StoreRequest =
   | { id: number, op: 'query', sql: string, params?: unknown[], tx?: number }
@@ -34,8 +36,10 @@ const { dataDir } = workerData as { dataDir: string }
 interface OpenTx { q: Transaction, end: (commit: boolean, replyId: number) => void }
 
 async function main (): Promise<void> {
+  await fs.mkdir(path.dirname(dataDir), { recursive: true })
+  await seedFromTemplate(dataDir)
   await fs.mkdir(dataDir, { recursive: true })
-  const db = await PGlite.create(dataDir)
+  const db = await PGlite.create(dataDir, { startParams: EMBEDDED_START_PARAMS })
   const txs = new Map<number, OpenTx>()
   const reply = (m: StoreReply) => { port.postMessage(m) }
   const fail = (id: number, err: unknown) => { reply({ id, error: plainError(err) }) }

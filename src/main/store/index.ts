@@ -8,11 +8,33 @@ import type { Store } from './types.js'
 
 export type { Store, Queryable } from './types.js'
 
+const opening = new Map<string, Promise<Store>>()
+
+/**
+ * Starts opening the embedded store in DATA_DIR (its thread loads PostgreSQL's WebAssembly and the
+ * data directory, about a second) so that it overlaps the rest of start-up; openStore takes it
+ * over. Nothing to do with DATABASE_URL set.
+ */
+export function preopenStore (config: Pick<Config, 'DATABASE_URL' | 'DATA_DIR'>): void {
+  if (config.DATABASE_URL !== '') return
+  const dir = path.join(config.DATA_DIR, 'db')
+  if (opening.has(dir)) return
+  const p = createEmbeddedStore(dir)
+  p.catch(() => {}) // reported by openStore, which awaits it
+  opening.set(dir, p)
+}
+
 /** PostgreSQL when DATABASE_URL is set, else the embedded store in DATA_DIR; migrations applied. */
 export async function openStore (config: Pick<Config, 'DATABASE_URL' | 'DATA_DIR' | 'DB_QUERY_TIMEOUT_MS'>, logger: Logger): Promise<Store> {
-  const store = config.DATABASE_URL !== ''
-    ? createPostgresStore({ url: config.DATABASE_URL, queryTimeoutMs: config.DB_QUERY_TIMEOUT_MS }, logger)
-    : await createEmbeddedStore(path.join(config.DATA_DIR, 'db'))
+  let store: Store
+  if (config.DATABASE_URL !== '') {
+    store = createPostgresStore({ url: config.DATABASE_URL, queryTimeoutMs: config.DB_QUERY_TIMEOUT_MS }, logger)
+  } else {
+    const dir = path.join(config.DATA_DIR, 'db')
+    const pre = opening.get(dir)
+    opening.delete(dir)
+    store = await (pre ?? createEmbeddedStore(dir))
+  }
   try {
     await migrate(store, logger)
   } catch (err) {

@@ -1,11 +1,15 @@
-import pg from 'pg'
+import type pgTypes from 'pg'
+import { lazyRequire } from '../lazy-require.js'
 import type { Logger } from '../logger.js'
 import type { Queryable, QueryResult, Store } from './types.js'
+
+const loadPg = lazyRequire<typeof pgTypes>('pg')
 
 export interface PostgresOptions { url: string, queryTimeoutMs: number, max?: number }
 
 /** PostgreSQL through a pg Pool. A server restart or fault surfaces as errors to callers, never a crash. */
 export function createPostgresStore (opts: PostgresOptions, logger: Logger): Store {
+  const pg = loadPg()
   const pool = new pg.Pool({
     connectionString: opts.url,
     max: opts.max ?? 10,
@@ -25,7 +29,7 @@ export function createPostgresStore (opts: PostgresOptions, logger: Logger): Sto
   pool.on('error', lost)
   pool.on('connect', () => { warned = false })
 
-  const run = async <T>(client: pg.Pool | pg.PoolClient, sql: string, params?: unknown[]): Promise<QueryResult<T>> => {
+  const run = async <T>(client: pgTypes.Pool | pgTypes.PoolClient, sql: string, params?: unknown[]): Promise<QueryResult<T>> => {
     const res = await client.query(sql, params as unknown[])
     return { rows: res.rows as T[], rowCount: res.rowCount ?? 0 }
   }

@@ -17,12 +17,15 @@
  * partition over. Kafka is tested against librdkafka's mock cluster (docs/workflows.md).
  */
 import { randomUUID } from 'node:crypto'
-import { Kafka, logLevel, type Consumer, type EachMessagePayload, type KafkaConfig as KafkaJsConfig, type SASLOptions } from 'kafkajs'
+import type { Kafka, Consumer, EachMessagePayload, KafkaConfig as KafkaJsConfig, SASLOptions } from 'kafkajs'
+import { lazyRequire } from '../lazy-require.js'
 import type { KafkaConfig } from '../credentials/types.js'
 import { claimBrokerOffset, finishBrokerOffset, renewBrokerLease, type BrokerPartitionKey } from '../store/broker-trigger-state.js'
 import type { Store } from '../store/types.js'
 import type { CredentialLoader } from './credentials.js'
 import type { StartTrigger, TriggerScope } from './types.js'
+
+const loadKafkajs = lazyRequire<typeof import('kafkajs')>('kafkajs')
 
 const MAX_BACKOFF_MS = 30_000
 const ATTEMPTS = 3
@@ -46,6 +49,7 @@ export function brokerSettings (proxyId: string, settings: Record<string, unknow
 
 /** kafkajs client options from a kafka credential (quiet: failures surface through trigger health). */
 export function kafkaClient (c: KafkaConfig, clientSuffix = ''): Kafka {
+  const { Kafka, logLevel } = loadKafkajs()
   const options: KafkaJsConfig = {
     clientId: `${c.client_id ?? 'gatehouse'}${clientSuffix}`,
     brokers: c.brokers,

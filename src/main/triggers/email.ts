@@ -3,7 +3,10 @@
  * decoded (MIME parts, charsets, quoted-printable, base64) by mailparser, each
  * body bounded in size. Shared by the production trigger and its test-listen.
  */
-import { simpleParser, type AddressObject } from 'mailparser'
+import type { AddressObject } from 'mailparser'
+import { lazyRequire } from '../lazy-require.js'
+
+const loadMailparser = lazyRequire<typeof import('mailparser')>('mailparser')
 
 /** Bytes of the raw message fetched at most (a larger message is parsed from its beginning). */
 export const MAX_SOURCE_BYTES = 4 * 1024 * 1024
@@ -27,7 +30,7 @@ const bound = (s: string | false | undefined): string => typeof s === 'string' ?
 
 export async function decodeEmail (source: Buffer, uid: number, mailbox: string): Promise<EmailOutput> {
   // Attachments are not kept: the trigger's output is the spec's fields only.
-  const m = await simpleParser(source, { skipImageLinks: true, skipTextToHtml: true, skipTextLinks: true })
+  const m = await loadMailparser().simpleParser(source, { skipImageLinks: true, skipTextToHtml: true, skipTextLinks: true })
   return {
     subject: m.subject ?? '',
     from: addresses(m.from),

@@ -17,7 +17,8 @@
  * another instance may try.
  */
 import { randomUUID } from 'node:crypto'
-import { ImapFlow } from 'imapflow'
+import type { ImapFlow } from 'imapflow'
+import { loadImapflow } from '../lazy-require.js'
 import type { LockManager } from '../cache/types.js'
 import { imapFailureMessage, imapFlowOptions } from '../credentials/imap-validate.js'
 import { claimImapUid, holdsImapFence, takeImapFence } from '../store/imap-trigger-state.js'
@@ -42,6 +43,7 @@ export function imapSettings (settings: Record<string, unknown>): ImapSettings {
 
 /** An IMAP client for a trigger: bounded waits, errors never thrown at the process, no auto-IDLE (we decide). */
 export function triggerClient (config: Parameters<typeof imapFlowOptions>[0]): ImapFlow {
+  const { ImapFlow } = loadImapflow()
   const client = new ImapFlow({ ...imapFlowOptions(config, { timeoutMs: IO_TIMEOUT_MS }), disableAutoIdle: true })
   client.on('error', () => {})
   return client
