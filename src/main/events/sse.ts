@@ -51,6 +51,14 @@ export class StreamLimits {
 
 const RESYNC_DATA = JSON.stringify({ schema_version: 1, reason: 'missed_events_unavailable' })
 
+// One event goes to every stream: its frame is encoded once, and each stream writes the same bytes.
+const encoded = new WeakMap<StreamItem, Buffer>()
+function frameBytes (item: StreamItem): Buffer {
+  let b = encoded.get(item)
+  if (b === undefined) { b = Buffer.from(sseFrame(item)); encoded.set(item, b) }
+  return b
+}
+
 export function sseFrame (item: StreamItem): string {
   switch (item.type) {
     case 'event': return `id: ${item.id}\ndata: ${item.data}\n\n`
@@ -93,7 +101,7 @@ export async function handleEventStream (req: http.IncomingMessage, res: http.Se
     sub.close()
     if (!res.destroyed) res.end()
   }
-  const write = (chunk: string): boolean => {
+  const write = (chunk: string | Buffer): boolean => {
     if (finished) return true
     try {
       return res.write(chunk, err => { if (err != null) finish() })
@@ -113,7 +121,7 @@ export async function handleEventStream (req: http.IncomingMessage, res: http.Se
   sub.onEnd(reason => { if (reason === 'overflow') res.destroy(); else finish() })
 
   for (let item = await sub.next(); item !== undefined && !finished; item = await sub.next()) {
-    if (write(sseFrame(item))) continue
+    if (write(frameBytes(item))) continue
     draining = true
     await new Promise<void>(resolve => {
       const wake = () => { res.off('drain', wake); res.off('close', wake); resolve() }

@@ -1,0 +1,141 @@
+// How long one change takes to reach many event-stream subscribers (goal: 10,000 in < 100 ms).
+//
+//   npm run build && node bench/sse-fanout.mjs [embedded|postgres] [subscribers=10000] [changes=5]
+//
+// Starts the compiled service in this process the way `npm start` does (request log on, memory
+// cache), with SSE_MAX_STREAMS and SSE_MAX_STREAMS_PER_USER raised to the subscriber count. Child
+// processes open the subscribers (raw sockets, one GET /api/v1/events/stream each with a viewer token) so
+// that their reading does not run on the service's loop. Then, <changes> times, this process
+// creates a collection through the management API and the children record, per subscriber, the wall
+// clock when the change's event arrived (told apart by its actor_sub). Reported per change: time from the start of the POST to
+// its answer, from the start of the POST to the event at the first, median, 99th percentile and last
+// subscriber (all subscribers must receive it), the spread from the first to the last (the fan-out itself), and the CPU time the service's
+// process spent from the POST until the last subscriber had the event (all its threads). Prints one JSON object.
+import { fork } from 'node:child_process'
+import fs from 'node:fs'
+import http from 'node:http'
+import net from 'node:net'
+import os from 'node:os'
+import path from 'node:path'
+
+const wall = () => performance.timeOrigin + performance.now()
+
+if (process.argv[2] === '--subscribers') {
+  // Child: open the subscribers, then report when each change's event reaches each of them.
+  const [, , , port, token, count] = process.argv
+  const n = Number(count)
+  const sockets = []
+  let opened = 0
+  let pending = null // { marker, at: Float64Array, got }
+  const head = `GET /api/v1/events/stream HTTP/1.1\r\nHost: 127.0.0.1:${port}\r\nAuthorization: Bearer ${token}\r\nAccept: text/event-stream\r\n\r\n`
+  const openOne = i => new Promise((resolve, reject) => {
+    const s = net.connect(Number(port), '127.0.0.1')
+    let ok = false
+    s.setEncoding('latin1')
+    s.on('data', chunk => {
+      if (!ok) {
+        if (!chunk.startsWith('HTTP/1.1 200')) { reject(new Error(`subscriber ${i}: ${chunk.split('\r\n')[0]}`)); return }
+        ok = true; opened++; resolve()
+      }
+      if (pending !== null && Number.isNaN(pending.at[i]) && chunk.includes(pending.marker)) { pending.at[i] = wall(); pending.got++; if (pending.got === n) pending.done() }
+    })
+    s.on('error', reject)
+    s.write(head)
+    sockets.push(s)
+  })
+  for (let i = 0; i < n; i += 200) await Promise.all(Array.from({ length: Math.min(200, n - i) }, (_, k) => openOne(i + k)))
+  process.send({ ready: opened })
+  process.on('message', m => {
+    if (m.expect !== undefined) {
+      const at = new Float64Array(n).fill(NaN)
+      const timer = setTimeout(() => { pending.done() }, 10_000)
+      pending = { marker: m.expect, at, got: 0, done: () => { clearTimeout(timer); const p = pending; pending = null; process.send({ times: Array.from(p.at), got: p.got }) } }
+      process.send({ armed: true })
+    }
+    if (m.exit === true) { for (const s of sockets) s.destroy(); process.exit(0) }
+  })
+} else {
+  const variant = process.argv[2] ?? 'embedded'
+  const N = Number(process.argv[3] ?? 10_000)
+  const changes = Number(process.argv[4] ?? 5)
+  const { loadConfig } = await import('../dist/src/main/config/config.js')
+  const { start } = await import('../dist/src/main/server.js')
+  const { createLogger } = await import('../dist/src/main/logger.js')
+
+  let dropDb = async () => {}
+  const env = { HOST: '127.0.0.1', GATEWAY_PORT: '0', MANAGEMENT_PORT: '0', LOG_LEVEL: 'warn', SSE_MAX_STREAMS: String(N + 10), SSE_MAX_STREAMS_PER_USER: String(N + 10) }
+  if (variant === 'postgres') {
+    const { default: pg } = await import('pg')
+    const admin = process.env.BENCH_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/test'
+    const name = `gh_fanout_${process.pid}`
+    const c = new pg.Client({ connectionString: admin }); await c.connect(); await c.query(`CREATE DATABASE ${name}`); await c.end()
+    const url = new URL(admin); url.pathname = `/${name}`
+    env.DATABASE_URL = url.toString()
+    dropDb = async () => { const d = new pg.Client({ connectionString: admin }); await d.connect(); await d.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`); await d.end() }
+  } else {
+    env.DATA_DIR = fs.mkdtempSync(path.join(os.tmpdir(), 'gh-fanout-'))
+  }
+  const config = loadConfig(env)
+  const service = await start(config, { logger: createLogger(config) })
+  // One admin per change: the event carries its actor_sub, which tells the subscribers which change it is.
+  const admins = []
+  for (let i = 0; i < changes; i++) admins.push(await service.issueToken(`bench-admin-${i}-${process.pid}`, 'admin'))
+  const viewer = await service.issueToken('bench-viewer', 'viewer')
+
+  const post = (admin, body) => new Promise((resolve, reject) => {
+    const data = JSON.stringify(body)
+    const req = http.request({ host: '127.0.0.1', port: service.managementPort, method: 'POST', path: '/api/v1/collections', headers: { authorization: `Bearer ${admin}`, 'content-type': 'application/json', 'content-length': Buffer.byteLength(data) } }, res => {
+      let text = ''
+      res.setEncoding('utf8')
+      res.on('data', d => { text += d })
+      res.on('end', () => { res.statusCode === 201 ? resolve(JSON.parse(text)) : reject(new Error(`${res.statusCode} ${text}`)) })
+    })
+    req.on('error', reject)
+    req.end(data)
+  })
+
+  // Readers in several processes (SSE_READERS, default 2): one process reading 10,000 sockets would
+  // itself take longer than the fan-out it measures.
+  const readers = Number(process.env.SSE_READERS ?? 2)
+  const children = Array.from({ length: readers }, (_, k) => {
+    const share = Math.floor(N / readers) + (k < N % readers ? 1 : 0)
+    return fork(new URL(import.meta.url).pathname, ['--subscribers', String(service.managementPort), viewer, String(share)], { stdio: 'inherit' })
+  })
+  const next = child => new Promise(resolve => child.once('message', resolve))
+  const all = async () => await Promise.all(children.map(next))
+  const tOpen = wall()
+  const ready = (await all()).reduce((n, m) => n + m.ready, 0)
+  const msToOpen = Math.round(wall() - tOpen)
+  const pct = (sorted, p) => sorted[Math.min(sorted.length - 1, Math.floor(p * sorted.length))]
+  // SSE_PROFILE=<file>: a CPU profile of the service's main thread over the changes only.
+  let session = null
+  if (process.env.SSE_PROFILE) {
+    const { Session } = await import('node:inspector/promises')
+    session = new Session(); session.connect()
+    await session.post('Profiler.enable'); await session.post('Profiler.start')
+  }
+  const results = []
+  for (let i = 0; i < changes; i++) {
+    const name = `fanout-${i}-${process.pid}`
+    const armed = all()
+    for (const c of children) c.send({ expect: `"actor_sub":"bench-admin-${i}-${process.pid}"` })
+    await armed
+    const reports = all()
+    const cpu0 = process.cpuUsage()
+    const t0 = wall()
+    const created = await post(admins[i], { name, base_path: `/fanout-${i}`, upstream_url: 'http://127.0.0.1:9/', auth_required: false })
+    const tAnswer = wall()
+    const got = await reports
+    const cpu = process.cpuUsage(cpu0)
+    const lat = got.flatMap(m => m.times).filter(x => x !== null && !Number.isNaN(x)).map(x => x - t0).sort((a, b) => a - b)
+    results.push({ id: created.id, post_ms: +(tAnswer - t0).toFixed(1), received: got.reduce((n, m) => n + m.got, 0), first_ms: +lat[0].toFixed(1), p50_ms: +pct(lat, 0.5).toFixed(1), p99_ms: +pct(lat, 0.99).toFixed(1), last_ms: +lat[lat.length - 1].toFixed(1), spread_ms: +(lat[lat.length - 1] - lat[0]).toFixed(1), service_cpu_ms: +((cpu.user + cpu.system) / 1000).toFixed(1) })
+    await new Promise(resolve => setTimeout(resolve, 500))
+  }
+  if (session !== null) fs.writeFileSync(process.env.SSE_PROFILE, JSON.stringify((await session.post('Profiler.stop')).profile))
+  for (const c of children) c.send({ exit: true })
+  await service.close()
+  await dropDb()
+  const median = key => { const v = results.map(r => r[key]).sort((a, b) => a - b); return v[Math.floor(v.length / 2)] }
+  console.log(JSON.stringify({ variant, subscribers: N, readers, opened: ready, ms_to_open: msToOpen, changes: results, median_last_ms: median('last_ms'), median_p50_ms: median('p50_ms'), median_post_ms: median('post_ms'), median_spread_ms: median('spread_ms'), median_service_cpu_ms: median('service_cpu_ms') }))
+  process.exit(0)
+}
