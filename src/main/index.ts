@@ -9,12 +9,15 @@
  *                                   └──> gateway listener (uWebSockets.js)
  */
 import { loadConfig, ConfigError, type Config } from './config/config.js'
-
-const REQUIRED_ABI = '115' // the uWebSockets.js build in use ships a Node 20 binary only
+import { checkRuntime } from './runtime-check.js'
 
 function boot (): Readonly<Config> {
-  if (process.versions.modules !== REQUIRED_ABI) {
-    process.stderr.write(`Gatehouse needs Node.js 20 (module ABI ${REQUIRED_ABI}); this is Node.js ${process.versions.node}.\n`)
+  // uWebSockets.js reads its header limit when it loads (checkRuntime loads it): large JWTs need
+  // more than its 4 KiB default.
+  process.env.UWS_HTTP_MAX_HEADERS_SIZE ??= '16384'
+  const runtime = checkRuntime()
+  if (runtime !== null) {
+    process.stderr.write(runtime + '\n')
     process.exit(1)
   }
   try {
@@ -40,8 +43,6 @@ instances. Every setting is an environment variable: see README.md, "Configurati
 }
 
 const config = boot()
-// uWebSockets.js reads its header limit when it loads: large JWTs need more than its 4 KiB default.
-process.env.UWS_HTTP_MAX_HEADERS_SIZE ??= '16384'
 // The embedded store's thread starts now, so that its start overlaps loading the service's modules.
 const { preopenStore } = await import('./store/index.js')
 preopenStore(config)
