@@ -124,9 +124,9 @@ export const NODE_CATALOGUE: readonly NodeDescription[] = [
   }, ['url'], '{response: {status, headers, body}, timedOut}', 'One output; connect a condition_node after it to branch on {{<name>.response.status}}.'),
   plain('parallel_node', 'flow', 'Passes its input to every outgoing edge; the branches run concurrently.', {
     branches: int(1, 100)
-  }, [], 'its input, on every outgoing edge', 'Connect several outgoing edges (no handles); join them again with a merge_node.'),
-  plain('merge_node', 'flow', 'Waits for every connected branch that runs and joins their outputs.', {}, [],
-    '{items: [outputs of the branches that ran]}', 'Connect two or more incoming edges; branches that are skipped are not waited for.'),
+  }, [], 'its input, on every outgoing edge', 'Connect one outgoing edge per branch (no handles; branches, when set, must equal their count); join them again with a merge_node.'),
+  plain('merge_node', 'flow', 'Waits for all connected inputs, then joins the outputs of the branches that ran.', {}, [],
+    '{items: [outputs of the branches that ran]}', 'Connect two or more incoming edges. It runs once every input has either delivered or been skipped (a condition\'s other handle): after both outputs of a condition it joins the one that ran.'),
   plain('set_node', 'data', 'Builds an object from values (each may be an expression).', {
     values: object('an object whose values may be {{ }} expressions')
   }, [], '{output: <values>}', 'One input, one output.'),

@@ -6,8 +6,18 @@
 import { ExpressionError } from './lexer.js'
 import { parseExpression, type Node } from './parser.js'
 
-export interface Scope { root (name: string): unknown, has (name: string): boolean }
+export interface Scope {
+  root (name: string): unknown
+  has (name: string): boolean
+  /** True when `name` is a node's name (a workflow run's scope): `{{<node>.output}}` is then that node's output. */
+  isNode? (name: string): boolean
+  /** Told of each `{{ }}` expression whose value came out undefined (it referred to nothing). */
+  miss? (src: string): void
+}
 export type Compiled = (scope: Scope) => unknown
+
+/** Whether a bare name is one of the functions (or namespaces of functions) an expression may call. */
+export function isFunctionName (name: string): boolean { return own(GLOBAL_FNS, name) || own(NAMESPACE_FNS, name) }
 
 const own = (o: object, k: string): boolean => Object.prototype.hasOwnProperty.call(o, k)
 const BLOCKED = new Set(['__proto__', 'constructor', 'prototype', '__defineGetter__', '__defineSetter__', '__lookupGetter__', '__lookupSetter__'])
@@ -69,6 +79,15 @@ function get (obj: unknown, key: unknown, at: number): unknown {
   return Object.prototype.hasOwnProperty.call(obj, k) ? (obj as Record<string | number, unknown>)[k] : undefined
 }
 
+/** Whether an expression names a node: `calc`, `$node['calc']` or `$json['<id>']`. */
+function nodeRef (n: Node): ((scope: Scope) => boolean) | null {
+  if (n.k === 'name') { const name = n.v; return scope => scope.isNode?.(name) === true }
+  if (n.k === 'member' && n.obj.k === 'name' && (n.obj.v === '$node' || n.obj.v === '$json') && n.prop.k === 'lit' && typeof n.prop.v === 'string' && !n.prop.v.startsWith('$')) {
+    return scope => scope.isNode !== undefined
+  }
+  return null
+}
+
 function build (n: Node): Compiled {
   switch (n.k) {
     case 'lit': { const v = n.v; return () => v }
@@ -80,6 +99,18 @@ function build (n: Node): Compiled {
     case 'member': {
       const obj = build(n.obj)
       const prop = build(n.prop)
+      if (n.prop.k === 'lit' && n.prop.v === 'output') {
+        // `{{<node>.output}}` is the spec's general form for every node kind: a node whose output
+        // has no `output` field of its own (all but set_node) is its output itself.
+        const ref = nodeRef(n.obj)
+        if (ref !== null) {
+          return scope => {
+            const base = obj(scope)
+            if (ref(scope) && !(base !== null && typeof base === 'object' && Object.prototype.hasOwnProperty.call(base, 'output'))) return base
+            return get(base, 'output', n.at)
+          }
+        }
+      }
       return scope => get(obj(scope), prop(scope), n.at)
     }
     case 'unary': {

@@ -1,7 +1,8 @@
 /**
  * The names an expression can start from inside a workflow run:
  *   trigger            the entry trigger's output, plus `params` = its request path_params
- *   <node name>        a node's output by name: {{fetch.response.status}}
+ *   <node name>        a node's output by name: {{fetch.response.status}}; {{<node>.output}} is
+ *                      the output itself for every node whose output has no `output` field
  *   $node['<name>']    the same, for names that are not identifiers
  *   $json['<id>']      a node's output by id; $json['$item'|'$index'|'$loop'] in a loop body
  *   $workflow, $execution, $input (with $input.all() / $input.first())
@@ -17,6 +18,8 @@ export interface RunContext {
   /** Outputs of the nodes feeding the current one, in edge order. */
   inputs: unknown[]
   loop?: { item: unknown, index: number, loop: Record<string, unknown> }
+  /** Told of each expression that referred to nothing (recorded on the node's execution record). */
+  miss?: (src: string) => void
 }
 
 export function workflowScope (ctx: RunContext): Scope {
@@ -41,7 +44,9 @@ export function workflowScope (ctx: RunContext): Scope {
   }
   return {
     has: name => Object.prototype.hasOwnProperty.call(roots, name) || ctx.byName.has(name),
-    root: name => Object.prototype.hasOwnProperty.call(roots, name) ? roots[name] : ctx.byName.get(name)
+    root: name => Object.prototype.hasOwnProperty.call(roots, name) ? roots[name] : ctx.byName.get(name),
+    isNode: name => !Object.prototype.hasOwnProperty.call(roots, name) && ctx.byName.has(name),
+    ...(ctx.miss !== undefined ? { miss: ctx.miss } : {})
   }
 }
 

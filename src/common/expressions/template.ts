@@ -15,14 +15,17 @@ export function compileTemplate (text: string): Template {
   const whole = /^\{\{([\s\S]*?)\}\}$/.exec(text)
   if (whole !== null && !whole[1].includes('{{')) {
     const e = wrap(whole[1], 2)
-    return s => e(s)
+    const src = whole[0]
+    return s => { const v = e(s); if (v === undefined) s.miss?.(src); return v }
   }
   if (!text.includes('{{')) return () => text
   const parts: Array<string | Compiled> = []
   let last = 0
   for (const m of text.matchAll(PART)) {
     if (m.index > last) parts.push(text.slice(last, m.index))
-    parts.push(wrap(m[1], m.index + 2))
+    const e = wrap(m[1], m.index + 2)
+    const src = m[0]
+    parts.push(s => { const v = e(s); if (v === undefined) s.miss?.(src); return v })
     last = m.index + m[0].length
   }
   if (last < text.length) parts.push(text.slice(last))

@@ -5,8 +5,10 @@ import { currentVersion } from '../store/workflow-versions.js'
 import type { Router } from './router.js'
 import type { ManagementDeps } from './server.js'
 import { checkDefinition } from '../workflows/definition.js'
+import { referenceWarnings } from '../workflows/references.js'
 import { saveWorkflow, workflowBody } from '../workflows/save.js'
 import { etag } from './validation.js'
+import { visibleProxy } from './proxies-routes.js'
 import { registerWorkflowCatalogueRoutes } from './workflow-catalogue-routes.js'
 import { registerWorkflowVersionRoutes } from './workflow-version-routes.js'
 
@@ -52,11 +54,13 @@ export function registerWorkflowRoutes (router: Router, deps: ManagementDeps): v
     const body = ctx.body ?? {}
     const sent: WorkflowDefinition | null | undefined = withoutPins(body.workflow !== undefined ? body.workflow : body.definition)
     const { proxy, version } = await saveWorkflow(deps, { proxyId: ctx.params.id, definition: sent, enabled: enabledOf(body), actorSub: ctx.user?.sub ?? null, ifMatch: ctx.ifMatch })
-    return { status: 200, body: workflowBody(proxy, version), headers: etag(proxy.version) }
+    // References that will resolve to nothing: the save stands, the answer says so.
+    const warnings = proxy.workflow !== null ? referenceWarnings(proxy.workflow) : []
+    return { status: 200, body: { ...workflowBody(proxy, version), warnings }, headers: etag(proxy.version) }
   }, { role: 'editor', body: saveSchema, readOnly: WORKFLOW_READ_ONLY })
 
   router.add('GET', '/api/v1/proxies/:id/workflow', async ctx => {
-    const p = await getProxy(deps.store, ctx.params.id)
+    const p = visibleProxy(await getProxy(deps.store, ctx.params.id), ctx.user)
     return { status: 200, body: workflowBody(p, await currentVersion(deps.store, p.workflow_id)), headers: etag(p.version) }
   })
 
@@ -67,6 +71,7 @@ export function registerWorkflowRoutes (router: Router, deps: ManagementDeps): v
     const definition = withoutPins(body.workflow ?? body.definition ?? p.workflow)
     if (definition === null) return { status: 200, body: { valid: false, errors: [{ node_id: null, field: 'workflow', message: 'The proxy has no workflow definition yet.' }] } }
     const problems = checkDefinition(definition, { enabled: true })
-    return { status: 200, body: { valid: problems.length === 0, errors: problems } }
+    const warnings = problems.length === 0 ? referenceWarnings(definition as WorkflowDefinition) : []
+    return { status: 200, body: { valid: problems.length === 0, errors: problems, warnings } }
   }, { role: 'editor', body: saveSchema, readOnly: WORKFLOW_READ_ONLY })
 }

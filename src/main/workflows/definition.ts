@@ -66,8 +66,25 @@ export function checkDefinition (def: unknown, opts: CheckOptions): WorkflowProb
   if (!opts.enabled) return problems
   for (const n of d.nodes) problems.push(...checkSettings(n))
   problems.push(...checkEdges(d, nodes))
+  problems.push(...checkParallelBranches(d))
   if (triggers.length > 0 && opts.partial !== true) problems.push(...checkReachable(d, triggers))
   problems.push(...checkCycles(d, nodes))
+  return problems
+}
+
+/**
+ * A parallel_node's `branches` is how many branches it starts: one per outgoing edge. When set,
+ * the edges must match it, so that a branch left unconnected (or one too many) is caught at save.
+ */
+function checkParallelBranches (d: WorkflowDefinition): WorkflowProblem[] {
+  const problems: WorkflowProblem[] = []
+  for (const n of d.nodes) {
+    if (n.type !== 'parallel_node' || typeof n.settings?.branches !== 'number') continue
+    const out = d.edges.filter(e => e.source === n.id).length
+    if (out !== n.settings.branches) {
+      problems.push({ node_id: n.id, field: 'settings.branches', message: `Node '${n.name}' (parallel_node): settings.branches is ${n.settings.branches} but ${out} edge${out === 1 ? '' : 's'} leave${out === 1 ? 's' : ''} it; connect one edge per branch or change branches.` })
+    }
+  }
   return problems
 }
 

@@ -167,23 +167,26 @@ async function runOne (st: RunState, level: Level, node: WorkflowNode, inputs: u
   st.bridge.emit({ type: 'node_started', ...base, at: rec.started_at, input })
   let result: NodeResult
   let status: 'success' | 'pinned' = 'success'
+  // Expressions in the node's settings that referred to nothing: shown on its record.
+  const misses: string[] = []
+  const unresolved = () => misses.length > 0 ? { unresolved: [...new Set(misses)] } : {}
   if (Object.prototype.hasOwnProperty.call(st.pinned, node.id)) {
     result = { output: st.pinned[node.id], handles: handlesOfPinned(node, st.pinned[node.id]) }
     status = 'pinned'
   } else {
     try {
-      result = await invoke(st, level, node, inputs, input, loop)
+      result = await invoke(st, level, node, inputs, input, loop, misses)
     } catch (err) {
       const message = err instanceof Error ? err.message : String(err)
       const duration = Date.now() - t0
-      st.records.push({ ...rec, status: 'error', duration_ms: duration, output: null, error: message })
+      st.records.push({ ...rec, status: 'error', duration_ms: duration, output: null, error: message, ...unresolved() })
       st.bridge.emit({ type: 'node_failed', ...base, at: new Date().toISOString(), duration_ms: duration, error: message })
       // An inner node's failure keeps its own id when it bubbles through a loop or sub-workflow.
       throw Object.assign(err instanceof Error ? err : new Error(message), { nodeId: (err as { nodeId?: string }).nodeId ?? node.id })
     }
   }
   const duration = status === 'pinned' ? 0 : Date.now() - t0
-  st.records.push({ ...rec, status, duration_ms: duration, output: result.output })
+  st.records.push({ ...rec, status, duration_ms: duration, output: result.output, ...unresolved() })
   st.bridge.emit({ type: 'node_finished', ...base, at: new Date().toISOString(), duration_ms: duration, output: result.output, status })
   st.outputs.set(node.id, result.output)
   st.byName.set(node.name, result.output)
@@ -191,10 +194,10 @@ async function runOne (st: RunState, level: Level, node: WorkflowNode, inputs: u
   return result
 }
 
-async function invoke (st: RunState, level: Level, node: WorkflowNode, inputs: unknown[], input: unknown, loop: LoopScope | undefined): Promise<NodeResult> {
+async function invoke (st: RunState, level: Level, node: WorkflowNode, inputs: unknown[], input: unknown, loop: LoopScope | undefined, misses: string[]): Promise<NodeResult> {
   const runner = RUNNERS[node.type]
   if (runner === undefined) throw new NodeError(`Node type '${node.type}' cannot run in this version.`)
-  const settings = templateOf(st.plan, node)(scopeFor(st, inputs, loop)) as Record<string, unknown>
+  const settings = templateOf(st.plan, node)(scopeFor(st, inputs, loop, src => { if (misses.length < 20) misses.push(src) })) as Record<string, unknown>
   const task = st.task
   const result = await runner({
     settings,
@@ -242,11 +245,11 @@ function overBudget (st: RunState, node: WorkflowNode, message: string): never {
   throw st.budget.stop
 }
 
-function scopeFor (st: RunState, inputs: unknown[], loop: LoopScope | undefined) {
+function scopeFor (st: RunState, inputs: unknown[], loop: LoopScope | undefined, miss?: (src: string) => void) {
   const t = st.triggerNode
   return workflowScope({
     trigger: t !== undefined ? (st.outputs.get(t.id) ?? st.triggerOutput) : st.triggerOutput,
-    byName: st.byName, byId: st.outputs, workflow: st.task.workflow, execution: { id: st.task.execution_id }, inputs, loop
+    byName: st.byName, byId: st.outputs, workflow: st.task.workflow, execution: { id: st.task.execution_id }, inputs, loop, miss
   })
 }
 

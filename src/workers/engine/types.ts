@@ -79,6 +79,8 @@ export interface NodeRecord {
   error?: string
   /** Inside a loop body: the iteration (0-based) this record belongs to. */
   loop_index?: number
+  /** `{{ }}` expressions in the node's settings that referred to nothing (they became empty). */
+  unresolved?: string[]
 }
 
 export interface WorkflowResponse { status: number, headers: Record<string, string>, body: unknown }
