@@ -117,13 +117,15 @@ t.test('console', async t => {
 
   await t.test('a viewer sees no edit controls', async t => {
     const coll = await svc.call('POST', '/collections', { name: 'readonly', base_path: '/ro', upstream_url: 'http://127.0.0.1:9' })
-    const proxy = await svc.call('POST', '/proxies', { collection_id: coll.body.id, name: 'thing', methods: ['GET'], path: '/thing' })
+    const proxy = await svc.call('POST', '/proxies', { collection_id: coll.body.id, name: 'thing', methods: ['GET'], path: '/thing', status: 'published' })
+    await svc.call('POST', '/proxies', { collection_id: coll.body.id, name: 'unfinished', methods: ['GET'], path: '/unfinished' })
     const page = await signedIn(browser, svc, 'viewer')
     await page.getByRole('link', { name: 'readonly' }).waitFor()
     t.equal(await page.getByRole('button', { name: 'New collection' }).count(), 0)
     t.equal(await page.getByRole('button', { name: 'Import' }).count(), 0)
     await page.getByRole('link', { name: 'readonly' }).click()
     await page.getByRole('cell', { name: 'thing', exact: true }).waitFor()
+    t.equal(await page.getByRole('cell', { name: 'unfinished', exact: true }).count(), 0, 'a viewer does not see drafts')
     for (const name of ['New proxy', 'Edit', 'Delete', 'Duplicate', 'Publish', 'Disable']) t.equal(await page.getByRole('button', { name, exact: true }).count(), 0, `no ${name}`)
     await page.goto(`${svc.console}/proxies/${proxy.body.id}/workflow`)
     await page.getByRole('tab', { name: 'versions' }).waitFor()

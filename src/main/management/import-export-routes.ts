@@ -11,7 +11,9 @@
  * creates nothing.
  */
 import { AppError, badRequest, invalidJson, unsupportedMediaType, validationFailed, type ErrorDetail } from '../../common/errors.js'
-import type { Collection } from '../../common/types.js'
+import type { Collection, Proxy } from '../../common/types.js'
+import type { User } from '../auth/verifier.js'
+import { seesPublishedOnly } from './proxies-routes.js'
 import { exportCollections, type ExportFile } from '../collections-io/export-file.js'
 import { IMPORT_LIMITS } from '../collections-io/export-file-schema.js'
 import { MAX_IMPORT_FILE_BYTES, parseImportFile } from '../collections-io/import-file.js'
@@ -33,17 +35,22 @@ import { checkDefinition, defaultDefinition } from '../workflows/definition.js'
 
 const MiB = 1024 * 1024
 
+/** What an export holds for this reader: a viewer's leaves drafts out (they see published proxies only). */
+function forReader<T extends { proxies: Proxy[] }> (items: T[], user: User | null): T[] {
+  return seesPublishedOnly(user) ? items.map(i => ({ ...i, proxies: i.proxies.filter(p => p.status === 'published') })) : items
+}
+
 export function registerImportExportRoutes (router: Router, deps: ManagementDeps): void {
   const { store, events } = deps
 
   // Before '/api/v1/collections/:id' (registered by the collection routes), which would take 'export' for an id.
   router.add('GET', '/api/v1/collections/export', async ctx => {
-    const items = await exportItems(store, idsParam(ctx.query.get('ids')))
+    const items = forReader(await exportItems(store, idsParam(ctx.query.get('ids'))), ctx.user)
     return fileReply(exportCollections(items), `gatehouse-collections-${new Date().toISOString().slice(0, 10)}`)
   })
 
   router.add('GET', '/api/v1/collections/:id/export', async ctx => {
-    const items = await exportItems(store, [ctx.params.id])
+    const items = forReader(await exportItems(store, [ctx.params.id]), ctx.user)
     return fileReply(exportCollections(items), items[0].collection.name)
   })
 
@@ -54,7 +61,7 @@ export function registerImportExportRoutes (router: Router, deps: ManagementDeps
     if (serverUrl !== undefined && upstreamProblem(serverUrl) !== null) throw invalidParam('server_url', 'must be an absolute http:// or https:// URL')
     const collection = await getCollection(store, ctx.params.id)
     const doc = toOpenApi(collection, await listProxiesOf(store, collection.id),
-      { version, serverUrl, includeDrafts: boolParam(ctx.query, 'include_drafts') })
+      { version, serverUrl, includeDrafts: boolParam(ctx.query, 'include_drafts') && !seesPublishedOnly(ctx.user) })
     return { status: 200, body: doc }
   })
 

@@ -1,5 +1,6 @@
-import { validationFailed } from '../../common/errors.js'
+import { notFound, validationFailed } from '../../common/errors.js'
 import type { Proxy } from '../../common/types.js'
+import type { User } from '../auth/verifier.js'
 import { createProxy, deleteProxy, duplicateProxy, getProxy, listProxies, patchProxy, updateProxy } from '../store/proxies.js'
 import type { Router } from './router.js'
 import { ajv } from '../validation/ajv.js'
@@ -64,15 +65,25 @@ function checkSchemas (body: Partial<Proxy>): void {
   }
 }
 
+/** A viewer reads published proxies only (drafts are for the roles that can change them). */
+export const seesPublishedOnly = (user: User | null): boolean => user?.role === 'viewer'
+
+/** The proxy, or the 404 a viewer gets for a draft (as if it did not exist). */
+export function visibleProxy (p: Proxy, user: User | null): Proxy {
+  if (p.status !== 'published' && seesPublishedOnly(user)) throw notFound(`Proxy '${p.id}' does not exist.`)
+  return p
+}
+
 export function registerProxyRoutes (router: Router, deps: ManagementDeps): void {
   const { store, events } = deps
   const changed = (p: Proxy, operation: 'created' | 'updated' | 'deleted', sub: string | undefined) => {
     events.publish({ resource_kind: 'proxy', proxy_id: p.id, collection_id: p.collection_id, operation, actor_sub: sub })
   }
 
+  // Drafts are work in progress: visible to the roles that can change them (editor, admin), not to viewers.
   router.add('GET', '/api/v1/proxies', async ctx => ({
     status: 200,
-    body: await listProxies(store, pageQuery(ctx.query, { filters: ['collection_id'] }), { collection_id: ctx.query.get('collection_id') ?? undefined })
+    body: await listProxies(store, pageQuery(ctx.query, { filters: ['collection_id'] }), { collection_id: ctx.query.get('collection_id') ?? undefined, publishedOnly: seesPublishedOnly(ctx.user) })
   }))
 
   router.add('POST', '/api/v1/proxies', async ctx => {
@@ -111,7 +122,7 @@ export function registerProxyRoutes (router: Router, deps: ManagementDeps): void
   }, { role: 'editor', body: bulkSchema })
 
   router.add('GET', '/api/v1/proxies/:id', async ctx => {
-    const p = await getProxy(store, ctx.params.id)
+    const p = visibleProxy(await getProxy(store, ctx.params.id), ctx.user)
     return { status: 200, body: p, headers: etag(p.version) }
   })
 

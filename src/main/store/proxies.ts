@@ -45,9 +45,10 @@ export async function getProxy (q: Queryable, id: string): Promise<Proxy> {
   return toProxy(rows[0])
 }
 
-export async function listProxies (q: Queryable, pq: PageQuery, filter: { collection_id?: string }): Promise<Page<Proxy>> {
-  if (filter.collection_id !== undefined) return await page(q, 'SELECT * FROM proxies WHERE collection_id = $1', [filter.collection_id], pq, toProxy)
-  return await page(q, 'SELECT * FROM proxies WHERE true', [], pq, toProxy)
+export async function listProxies (q: Queryable, pq: PageQuery, filter: { collection_id?: string, publishedOnly?: boolean }): Promise<Page<Proxy>> {
+  const published = filter.publishedOnly === true ? " AND status = 'published'" : ''
+  if (filter.collection_id !== undefined) return await page(q, `SELECT * FROM proxies WHERE collection_id = $1${published}`, [filter.collection_id], pq, toProxy)
+  return await page(q, `SELECT * FROM proxies WHERE true${published}`, [], pq, toProxy)
 }
 
 export async function listProxiesOf (q: Queryable, collectionId: string): Promise<Proxy[]> {
