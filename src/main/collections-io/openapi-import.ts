@@ -5,13 +5,12 @@
  */
 import { validationFailed } from '../../common/errors.js'
 import type { Collection, HttpMethod, Proxy, ProxyParameter } from '../../common/types.js'
-import { readOpenApiDocument } from './openapi-document.js'
+import { OPENAPI_LIMITS, readOpenApiDocument } from './openapi-document.js'
 import { collectionFromDocument } from './openapi-servers.js'
 import { createDerefContext, derefObject, derefSchema, warn, type DerefContext } from './schema-deref.js'
 import { toJsonSchema } from './schema-dialect.js'
 import { isObject, type JsonObject } from './schema-walk.js'
 
-export const MAX_OPERATIONS = 1000
 
 export interface OpenApiImportOptions {
   /** Collection base path; default: the first server URL's path, else a slug of the title. */
@@ -20,6 +19,10 @@ export interface OpenApiImportOptions {
   upstream_url?: string
   /** Collection name; default: `info.title`. */
   name?: string
+  /** OPENAPI_IMPORT_MAX_BYTES: the largest document read. */
+  maxBytes?: number
+  /** OPENAPI_IMPORT_MAX_OPERATIONS: the most operations imported at once. */
+  maxOperations?: number
 }
 
 export type ImportedCollection = Partial<Collection> & Pick<Collection, 'name' | 'base_path' | 'upstream_url'>
@@ -39,8 +42,8 @@ const PARAM_TYPES = new Set(['string', 'integer', 'number', 'boolean'])
  * and draft proxies. Throws AppError 400 (`validation_failed`, `invalid_json`), 413 or 415.
  */
 export function fromOpenApi (input: unknown, opts: OpenApiImportOptions = {}): OpenApiImport {
-  const { doc, version } = readOpenApiDocument(input, opts)
-  const warnings: string[] = []
+  const { doc, version, warnings } = readOpenApiDocument(input, opts)
+  const maxOperations = opts.maxOperations ?? OPENAPI_LIMITS.maxOperations
   const ctx = createDerefContext(doc, warnings)
   const collection = collectionFromDocument(doc, opts, ctx)
   const paths = doc.paths as JsonObject
@@ -60,9 +63,9 @@ export function fromOpenApi (input: unknown, opts: OpenApiImportOptions = {}): O
       operations.push({ path, method: key, op, shared })
     }
   }
-  if (operations.length > MAX_OPERATIONS) {
-    throw validationFailed(`The OpenAPI document has ${operations.length} operations; at most ${MAX_OPERATIONS} can be imported at once.`,
-      [{ field: 'paths', message: `has more than ${MAX_OPERATIONS} operations` }])
+  if (operations.length > maxOperations) {
+    throw validationFailed(`The OpenAPI document has ${operations.length} operations; at most ${maxOperations} can be imported at once (OPENAPI_IMPORT_MAX_OPERATIONS).`,
+      [{ field: 'paths', message: `has more than ${maxOperations} operations` }])
   }
   if (isObject(doc.webhooks) && Object.keys(doc.webhooks).length > 0) {
     warn(ctx, `webhooks: ${Object.keys(doc.webhooks).length} webhook(s) describe calls the API makes, not routes; they were not imported.`)

@@ -46,6 +46,8 @@ export interface Config {
   SHED_EVENT_LOOP_DELAY_MS: number
   CONFIG_POLL_INTERVAL_MS: number
   MAX_BODY_BYTES: number
+  OPENAPI_IMPORT_MAX_BYTES: number
+  OPENAPI_IMPORT_MAX_OPERATIONS: number
   DB_QUERY_TIMEOUT_MS: number
   SECRETS_KEY: string
   SSE_PING_INTERVAL_MS: number
@@ -94,6 +96,8 @@ const VARS: Record<keyof Config, VarSpec> = {
   UPSTREAM_KEEPALIVE: { type: 'integer', default: 128, minimum: 0, maximum: 100000, accepts: 'idle connections kept per backend, 0-100000' },
   CONFIG_POLL_INTERVAL_MS: { type: 'integer', default: 1000, minimum: 50, maximum: 600000, accepts: 'milliseconds 50-600000' },
   MAX_BODY_BYTES: { type: 'integer', default: 1048576, minimum: 1, maximum: 1073741824, accepts: 'bytes 1-1073741824' },
+  OPENAPI_IMPORT_MAX_BYTES: { type: 'integer', default: 67108864, minimum: 1024, maximum: 1073741824, accepts: 'bytes of an OpenAPI document to import, 1024-1073741824' },
+  OPENAPI_IMPORT_MAX_OPERATIONS: { type: 'integer', default: 5000, minimum: 1, maximum: 100000, accepts: 'operations of an OpenAPI document to import, 1-100000' },
   DB_QUERY_TIMEOUT_MS: { type: 'integer', default: 10000, minimum: 100, maximum: 600000, accepts: 'milliseconds 100-600000' },
   SECRETS_KEY: { type: 'string', default: '', pattern: '^(|[A-Za-z0-9+/]{43}=)$', accepts: 'base64 of 32 bytes, or empty for a key file in DATA_DIR' },
   SSE_PING_INTERVAL_MS: { type: 'integer', default: 15000, minimum: 100, maximum: 3600000, accepts: 'milliseconds 100-3600000' },

@@ -18,7 +18,6 @@ import { exportCollections, type ExportFile } from '../collections-io/export-fil
 import { IMPORT_LIMITS } from '../collections-io/export-file-schema.js'
 import { MAX_IMPORT_FILE_BYTES, parseImportFile } from '../collections-io/import-file.js'
 import { parseMultipart, requirePart } from '../collections-io/multipart.js'
-import { MAX_OPENAPI_BYTES } from '../collections-io/openapi-document.js'
 import { toOpenApi } from '../collections-io/openapi-export.js'
 import { fromOpenApi, type OpenApiImport } from '../collections-io/openapi-import.js'
 import { openApiImportRequest } from '../collections-io/openapi-import-request.js'
@@ -91,7 +90,7 @@ export function registerImportExportRoutes (router: Router, deps: ManagementDeps
     const query: Record<string, string | undefined> = {}
     for (const k of ['name', 'base_path', 'upstream_url']) query[k] = ctx.query.get(k) ?? undefined
     const { document, options } = openApiImportRequest(openApiBody(ctx), query)
-    const imported = fromOpenApi(document, options)
+    const imported = fromOpenApi(document, { ...options, maxBytes: deps.config.OPENAPI_IMPORT_MAX_BYTES, maxOperations: deps.config.OPENAPI_IMPORT_MAX_OPERATIONS })
     checkCollectionFields(imported.collection)
     const { proxies, warnings } = usableProxies(imported)
     const collection = await store.tx(async q => {
@@ -103,7 +102,8 @@ export function registerImportExportRoutes (router: Router, deps: ManagementDeps
     events.publish({ resource_kind: 'collection', collection_id: collection.id, operation: 'openapi_imported', actor_sub: ctx.user?.sub })
     deps.onConfigChange()
     return { status: 201, body: { ...collection, proxy_count: proxies.length, warnings }, headers: etag(collection.version) }
-  }, { role: 'editor', raw: true, maxBodyBytes: 2 * MAX_OPENAPI_BYTES })
+    // A document wrapped as JSON text in {"document": "..."} may take up to twice its size.
+  }, { role: 'editor', raw: true, maxBodyBytes: 2 * deps.config.OPENAPI_IMPORT_MAX_BYTES })
 }
 
 const invalidParam = (field: string, message: string) => validationFailed(`${field} ${message}.`, [{ field, message }])
@@ -165,15 +165,15 @@ function uploadedFile (ctx: RequestContext): Buffer {
   throw unsupportedMediaType('Upload the collection file as multipart/form-data in a part named "file", or send it as application/json.')
 }
 
-const YAML_TYPES = new Set(['application/yaml', 'application/x-yaml', 'text/yaml', 'text/x-yaml'])
+const YAML_TYPES = new Set(['application/yaml', 'application/x-yaml', 'text/yaml', 'text/x-yaml', 'application/vnd.oai.openapi', 'text/plain'])
 
-/** JSON bodies are parsed; a YAML one goes on as text so the importer says to convert it. */
+/** JSON bodies are parsed here; YAML (or text that may be either) goes on as text to the importer. */
 function openApiBody (ctx: RequestContext): unknown {
   const raw = ctx.rawBody ?? Buffer.alloc(0)
   const type = (ctx.req.headers['content-type'] ?? '').split(';')[0].trim().toLowerCase()
-  if (raw.length === 0) throw badRequest('The request has no body; send the OpenAPI document as application/json.')
+  if (raw.length === 0) throw badRequest('The request has no body; send the OpenAPI document as application/json or application/yaml.')
   if (YAML_TYPES.has(type)) return raw
-  if (type !== 'application/json' && !type.endsWith('+json')) throw unsupportedMediaType('Send the OpenAPI document as application/json.')
+  if (type !== 'application/json' && !type.endsWith('+json')) throw unsupportedMediaType('Send the OpenAPI document as application/json or application/yaml.')
   try {
     return JSON.parse(raw.toString('utf8').replace(/^\uFEFF/, ''))
   } catch (err) {

@@ -2,8 +2,9 @@ import { readFileSync } from 'node:fs'
 import t, { type Test } from 'tap'
 import { Ajv2020 } from 'ajv/dist/2020.js'
 import { AppError } from '../../../src/common/errors.js'
-import { fromOpenApi, MAX_OPERATIONS } from '../../../src/main/collections-io/openapi-import.js'
-import { MAX_OPENAPI_BYTES } from '../../../src/main/collections-io/openapi-document.js'
+import { stringify as toYaml } from 'yaml'
+import { fromOpenApi } from '../../../src/main/collections-io/openapi-import.js'
+import { OPENAPI_LIMITS } from '../../../src/main/collections-io/openapi-document.js'
 import { openApiImportRequest } from '../../../src/main/collections-io/openapi-import-request.js'
 
 const fixture = (name: string) => readFileSync(new URL(`../../fixtures/openapi/${name}`, import.meta.url), 'utf8')
@@ -193,24 +194,27 @@ t.test('OpenAPI 3.0 nullable and boolean exclusive bounds become JSON Schema 202
 })
 
 t.test('basic validation answers clear field errors', async t => {
-  rejects(t, () => fromOpenApi({ swagger: '2.0', info: { title: 'x' }, paths: {} }), 400, 'validation_failed', 'swagger')
+  rejects(t, () => fromOpenApi({ swagger: '1.2', info: { title: 'x' }, paths: {} }), 400, 'validation_failed', 'swagger')
   const e = rejects(t, () => fromOpenApi({}), 400, 'validation_failed')
   t.same((e.details as Array<{ field: string }>).map(d => d.field), ['openapi', 'info', 'paths'])
   rejects(t, () => fromOpenApi({ openapi: '4.0.0', info: { title: 'x' }, paths: {} }), 400, 'validation_failed', 'openapi')
   rejects(t, () => fromOpenApi({ openapi: '3.0.0', info: {}, paths: {} }), 400, 'validation_failed', 'info.title')
   rejects(t, () => fromOpenApi([]), 400, 'validation_failed', '')
   rejects(t, () => fromOpenApi('{"openapi": '), 400, 'invalid_json')
-  const yaml = rejects(t, () => fromOpenApi('openapi: 3.0.0\ninfo:\n  title: x\n'), 415, 'unsupported_media_type')
-  t.match(yaml.message, /looks like YAML; send it as JSON/)
-  rejects(t, () => fromOpenApi(' '.repeat(MAX_OPENAPI_BYTES) + '{}'), 413, 'payload_too_large')
+  const yaml = rejects(t, () => fromOpenApi('openapi: 3.0.0\ninfo:\n  title: x\n  bad: [unclosed\n'), 400, 'bad_request')
+  t.match(yaml.message, /not valid YAML or JSON \(line \d+, column \d+\)/, 'a YAML mistake says where')
+  rejects(t, () => fromOpenApi(' '.repeat(OPENAPI_LIMITS.maxBytes) + '{}'), 413, 'payload_too_large')
+  const small = rejects(t, () => fromOpenApi(petstoreText, { maxBytes: 1024 }), 413, 'payload_too_large')
+  t.match(small.message, /larger than 1 KiB \(OPENAPI_IMPORT_MAX_BYTES\)/, 'the limit is a setting, named in the answer')
 })
 
 t.test('the number of operations and the expansion of references are bounded', async t => {
   const paths: Record<string, unknown> = {}
-  for (let i = 0; i <= MAX_OPERATIONS; i++) paths[`/r${i}`] = { get: { responses: {} } }
-  const e = rejects(t, () => fromOpenApi({ openapi: '3.0.3', info: { title: 'big' }, paths }, { upstream_url: 'http://h' }),
+  for (let i = 0; i <= 100; i++) paths[`/r${i}`] = { get: { responses: {} } }
+  const e = rejects(t, () => fromOpenApi({ openapi: '3.0.3', info: { title: 'big' }, paths }, { upstream_url: 'http://h', maxOperations: 100 }),
     400, 'validation_failed', 'paths')
-  t.match(e.message, /at most 1000 can be imported/)
+  t.match(e.message, /101 operations; at most 100 can be imported at once \(OPENAPI_IMPORT_MAX_OPERATIONS\)/)
+  t.equal(fromOpenApi({ openapi: '3.0.3', info: { title: 'big' }, paths }, { upstream_url: 'http://h' }).proxies.length, 101, 'under the default limit')
 
   // each level refers to the next one twice: 2^30 nodes if expanded naively
   const schemas: Record<string, unknown> = { L30: { type: 'string' } }
@@ -269,4 +273,48 @@ t.test('reference loops and __proto__ keys do no harm', async t => {
   t.same(Object.keys(schema.properties), ['a'])
   t.equal(Object.getPrototypeOf(schema), Object.prototype)
   t.equal(({} as Record<string, unknown>).polluted, undefined)
+})
+
+t.test('YAML documents import like their JSON form; a billion-laughs document is refused', async t => {
+  const fromJson = fromOpenApi(petstoreText, { upstream_url: 'https://petstore3.swagger.io/api/v3' })
+  const fromYaml = fromOpenApi(toYaml(petstore()), { upstream_url: 'https://petstore3.swagger.io/api/v3' })
+  t.same(fromYaml, fromJson, 'the same collection, proxies and warnings')
+  t.equal(fromYaml.proxies.length, 19)
+  const laughs = ['openapi: 3.0.0', 'info: {title: lol, version: "1"}', 'paths: {}', 'a0: &a0 [lol, lol, lol, lol, lol, lol, lol, lol, lol, lol]']
+  for (let i = 1; i < 10; i++) laughs.push(`a${i}: &a${i} [${Array.from({ length: 10 }, () => `*a${i - 1}`).join(', ')}]`)
+  const bomb = rejects(t, () => fromOpenApi(laughs.join('\n')), 400, 'bad_request')
+  t.match(bomb.message, /alias/i, 'the answer says why')
+})
+
+t.test('Swagger 2.0 documents are upgraded to OpenAPI 3.1, with a warning', async t => {
+  const swagger = {
+    swagger: '2.0',
+    info: { title: 'Pet shop', version: '1.0' },
+    host: 'pets.example.com',
+    basePath: '/v2',
+    schemes: ['https'],
+    consumes: ['application/json'],
+    produces: ['application/json'],
+    paths: {
+      '/pets/{petId}': {
+        get: { operationId: 'getPet', parameters: [{ name: 'petId', in: 'path', required: true, type: 'integer', format: 'int64' }], responses: { 200: { description: 'ok', schema: { $ref: '#/definitions/Pet' } } } },
+        delete: { operationId: 'deletePet', parameters: [{ name: 'petId', in: 'path', required: true, type: 'integer' }], responses: { 204: { description: 'gone' } } }
+      },
+      '/pets': {
+        post: { operationId: 'addPet', parameters: [{ in: 'body', name: 'body', required: true, schema: { $ref: '#/definitions/Pet' } }], responses: { 201: { description: 'created' } } },
+        get: { operationId: 'findPets', parameters: [{ name: 'tags', in: 'query', type: 'array', items: { type: 'string' }, collectionFormat: 'multi' }, { name: 'limit', in: 'query', type: 'integer', maximum: 100 }], responses: { 200: { description: 'ok', schema: { type: 'array', items: { $ref: '#/definitions/Pet' } } } } }
+      }
+    },
+    definitions: { Pet: { type: 'object', required: ['name'], properties: { id: { type: 'integer', format: 'int64' }, name: { type: 'string' }, tag: { type: 'string' } } } }
+  }
+  for (const input of [swagger, JSON.stringify(swagger), toYaml(swagger)]) {
+    const { collection, proxies, warnings } = fromOpenApi(input)
+    t.equal(collection.upstream_url, 'https://pets.example.com/v2', 'host, basePath and schemes became the backend')
+    t.same(proxies.map(p => `${p.methods![0]} ${p.path}`).sort(), ['DELETE /pets/{petId}', 'GET /pets', 'GET /pets/{petId}', 'POST /pets'])
+    const add = proxies.find(p => p.name === 'addPet')!
+    t.match(add.request_schema, { type: 'object', required: ['name'], properties: { name: { type: 'string' } } }, 'the body parameter became the request schema')
+    const find = proxies.find(p => p.name === 'findPets')!
+    t.match(find.parameters, [{ name: 'tags', location: 'query' }, { name: 'limit', location: 'query' }])
+    t.ok(warnings.some(w => /Swagger 2\.0; it was upgraded to OpenAPI 3\.1/.test(w)), 'a warning says it was upgraded')
+  }
 })
