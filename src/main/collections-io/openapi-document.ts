@@ -54,7 +54,11 @@ export function readOpenApiDocument (input: unknown, opts: { name?: string, maxB
     details.push({ field: 'info.title', message: 'is required (or give the collection a name)' })
   }
   if (!isObject(doc.paths)) {
-    details.push({ field: 'paths', message: 'is required: an object mapping paths to operations' })
+    // OpenAPI 3.1 allows a document of webhooks or components only: valid, but nothing to serve.
+    const only = version === '3.1' && doc.paths === undefined && (isObject(doc.webhooks) || isObject(doc.components))
+    details.push({ field: 'paths', message: only
+      ? `is missing: this document describes only ${isObject(doc.webhooks) ? 'webhooks (calls the API makes)' : 'components'}, no operations the gateway could serve`
+      : 'is required: an object mapping paths to operations' })
   }
   if (doc.servers !== undefined && !Array.isArray(doc.servers)) {
     details.push({ field: 'servers', message: 'must be an array' })
