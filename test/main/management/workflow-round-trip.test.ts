@@ -86,12 +86,12 @@ for (const kind of STORE_KINDS) {
       const saved = await m.call('PUT', `/api/v1/proxies/${p.id}/workflow`, { body: { workflow, enabled } })
       if (saved.status !== 200) { t.equal(saved.status, 400, `seed ${seed}: a refused save is a 400`); continue }
       accepted++
-      const first = (await m.call('GET', `/api/v1/collections/${c.id}/export`, { role: 'viewer' })).body
+      const first = (await m.call('GET', `/api/v1/collections/${c.id}/export`, { role: 'editor' })).body
       t.same(first.collections[0].proxies[0].workflow, saved.body.workflow, `seed ${seed}: the export holds the saved definition`)
       first.collections[0].collection.base_path = `/rt${seed}-back`
       const imported = await upload(m, first)
       if (!t.equal(imported.status, 201, `seed ${seed}: the export imports back (${JSON.stringify(imported.body.error?.details ?? null)})`)) continue
-      const second = (await m.call('GET', `/api/v1/collections/${imported.body.items[0].id}/export`, { role: 'viewer' })).body
+      const second = (await m.call('GET', `/api/v1/collections/${imported.body.items[0].id}/export`, { role: 'editor' })).body
       delete first.exported_at
       delete second.exported_at
       t.same(second, first, `seed ${seed}: the second export equals the first`)

@@ -46,13 +46,14 @@ for (const kind of STORE_KINDS) {
     t.equal(r.status, 400, 'and cannot be enabled until it has its trigger')
 
     r = await m.call('POST', `/api/v1/proxies/${p.id}/workflow/validate`, { body: { workflow: def(['cron_trigger']) } })
-    t.same(r.body, { valid: true, errors: [] })
+    t.same(r.body, { valid: true, errors: [], warnings: [] })
     r = await m.call('POST', `/api/v1/proxies/${p.id}/workflow/validate`, { body: { workflow: { nodes: [{ id: 'a', name: 'a', type: 'teleport' }], edges: [{ source: 'a', target: 'zz' }] } } })
     t.equal(r.body.valid, false)
     t.ok(r.body.errors.length > 0)
     const n = m.events.length
-    r = await m.call('GET', `/api/v1/proxies/${p.id}/workflow`, { role: 'viewer' })
+    r = await m.call('GET', `/api/v1/proxies/${p.id}/workflow`, { role: 'editor' })
     t.equal(r.status, 200)
+    t.equal((await m.call('GET', `/api/v1/proxies/${p.id}/workflow`, { role: 'viewer' })).status, 404, 'a draft\'s workflow is not shown to a viewer')
     t.equal(m.events.length, n, 'validation and reads emit nothing')
     r = await m.call('PUT', '/api/v1/proxies/missing/workflow', { body: { enabled: true } })
     t.equal(r.status, 404)

@@ -55,7 +55,7 @@ t.test('workflow validation and the node catalogue', async t => {
       ],
       runtime_settings: { timeout_ms: 5000, max_concurrency: 2, max_queue: 10 }
     })
-    t.same(r, { valid: true, errors: [] })
+    t.same(r, { valid: true, errors: [], warnings: [] })
   })
 
   t.test('each rule is reported with the node and field a UI can point at', async t => {
