@@ -24,6 +24,7 @@ if (fs.existsSync(out) && fs.existsSync(stamp) && fs.readFileSync(stamp, 'utf8')
 
 // The service's own migration runner, over PGlite directly (the part of the store interface it uses).
 const asStore = db => ({
+  kind: 'embedded',
   tx: async fn => await db.transaction(async t => await fn({ query: (sql, params) => t.query(sql, params), exec: sql => t.exec(sql) }))
 })
 const quiet = { info () {}, warn () {}, error () {}, debug () {} }

@@ -6,6 +6,7 @@
  *
  *   main                                   this thread
  *   {id, op:'query', sql, params, tx?} ──> db.query / tx.query ──> {id, rows, rowCount}
+ *   {id, op:'copy', sql, data}         ──> COPY … FROM '/dev/blob' with data ──> {id, rowCount}
  *   {id, op:'begin'}                   ──> db.transaction(...) waits here until
  *   {id, op:'commit'|'rollback', tx}   ──>   commit resolves it / rollback rejects it
  *   any failure                        <── {id, error: {message, code, ...}}
@@ -21,6 +22,7 @@ import { EMBEDDED_START_PARAMS, seedFromTemplate } from './embedded-template.js'
 export type StoreRequest =
   | { id: number, op: 'query', sql: string, params?: unknown[], tx?: number }
   | { id: number, op: 'exec', sql: string, tx?: number }
+  | { id: number, op: 'copy', sql: string, data: string }
   | { id: number, op: 'begin' }
   | { id: number, op: 'commit' | 'rollback', tx: number }
   | { id: number, op: 'close' }
@@ -55,6 +57,10 @@ async function main (): Promise<void> {
       case 'query':
         Promise.resolve().then(async () => await target(m.tx).query(m.sql, m.params as any[]))
           .then(r => { reply({ id: m.id, rows: r.rows, rowCount: r.affectedRows ?? r.rows.length }) }, err => { fail(m.id, err) })
+        return
+      case 'copy':
+        Promise.resolve().then(async () => await db.query(m.sql, [], { blob: new Blob([m.data]) }))
+          .then(r => { reply({ id: m.id, rowCount: r.affectedRows ?? 0 }) }, err => { fail(m.id, err) })
         return
       case 'exec':
         Promise.resolve().then(async () => { await target(m.tx).exec(m.sql) }).then(() => { reply({ id: m.id }) }, err => { fail(m.id, err) })

@@ -1,7 +1,7 @@
 import t from 'tap'
 import { loadConfig } from '../../../src/main/config/config.js'
 import { start } from '../../../src/main/server.js'
-import { createTempDir, createTestDatabase, silentLogger, STORE_KINDS } from '../../helpers/db.js'
+import { createTempDir, createTestDatabase, openTestStore, silentLogger, STORE_KINDS } from '../../helpers/db.js'
 import { startBackend } from '../../helpers/gateway.js'
 import { insertRequestLogs, pruneRequestLogs } from '../../../src/main/store/request-logs.js'
 import { parsePrometheus } from '../../helpers/prometheus-text.js'
@@ -110,5 +110,26 @@ for (const kind of STORE_KINDS) {
     t.equal(value('gatehouse_proxy_duration_ms_bucket', { proxy_id: ok.id, le: '+Inf' }), 6)
     t.equal(value('gatehouse_request_log_dropped_total', {}), 0, 'nothing dropped')
     t.ok((value('gatehouse_request_log_written_total', {}) ?? 0) >= 9, 'written records are counted')
+  })
+}
+
+for (const kind of STORE_KINDS) {
+  t.test(`a batch of request records with awkward values is stored as given (${kind})`, async t => {
+    const store = await openTestStore(t, kind)
+    const time = Date.UTC(2026, 10, 25, 6, 0, 0, 123)
+    const base = { time, request_id: 'r', collection_id: null, proxy_id: 'awkward', client_id: null, profile_id: null, method: 'GET', status: 200, duration_ms: 1.25, upstream_ms: null, bytes_in: 0, bytes_out: 3e9 }
+    const paths = ['/tab\there', '/line\nbreak\r', '/back\\slash\\N', '/é/日本/😀', '/nul\0byte', '/' + 'x'.repeat(3000), '\\N']
+    await insertRequestLogs(store, paths.map((path, i) => ({ ...base, request_id: `r${i}`, path })))
+    const { rows } = await store.query('SELECT request_id, path, occurred_at, collection_id, upstream_ms, duration_ms, bytes_out FROM request_logs WHERE proxy_id = $1 ORDER BY seq', ['awkward'])
+    t.same(rows.map((r: any) => r.path), [...paths.slice(0, 4), '/nulbyte', '/' + 'x'.repeat(2047), '\\N'], 'tabs, line breaks, backslashes and any script kept; a NUL left out; paths cut at 2,048 characters')
+    t.equal(new Date(rows[0].occurred_at).getTime(), time, 'the time to the millisecond')
+    t.same(rows.map((r: any) => r.collection_id), paths.map(() => null), 'null stays null')
+    t.equal(rows[0].upstream_ms, null)
+    t.equal(Number(rows[0].duration_ms), 1.25)
+    t.equal(Number(rows[0].bytes_out), 2_000_000_000, 'sizes past the column are capped')
+    const indexes = (await store.query("SELECT indexname FROM pg_indexes WHERE tablename = 'request_logs' ORDER BY indexname")).rows.map((r: any) => r.indexname)
+    t.same(indexes, kind === 'postgres'
+      ? ['request_logs_client_idx', 'request_logs_proxy_idx', 'request_logs_seq_key', 'request_logs_time_brin']
+      : ['request_logs_seq_key', 'request_logs_time_brin'], 'each written row pays for few indexes, fewest on the embedded store')
   })
 }

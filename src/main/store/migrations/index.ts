@@ -14,8 +14,10 @@ import { m007Executions } from './007-executions.js'
 import { m008ImapTriggerState } from './008-imap-trigger-state.js'
 import { m009ConfigChanges } from './009-config-changes.js'
 import { m010BrokerTriggerState } from './010-broker-trigger-state.js'
+import { m011RequestLogIndexes } from './011-request-log-indexes.js'
 
-export interface Migration { version: number, name: string, sql: string }
+/** `embeddedSql`, when given, is what the embedded store runs instead of `sql`. */
+export interface Migration { version: number, name: string, sql: string, embeddedSql?: string }
 
 export const MIGRATIONS: readonly Migration[] = [
   m001Core,
@@ -27,5 +29,6 @@ export const MIGRATIONS: readonly Migration[] = [
   m007Executions,
   m008ImapTriggerState,
   m009ConfigChanges,
-  m010BrokerTriggerState
+  m010BrokerTriggerState,
+  m011RequestLogIndexes
 ]
