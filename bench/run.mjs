@@ -21,6 +21,7 @@ import fs from 'node:fs'
 import os from 'node:os'
 import path from 'node:path'
 import { fileURLToPath } from 'node:url'
+import { runWrk, startBenchService } from './service-client.mjs'
 
 const here = path.dirname(fileURLToPath(import.meta.url))
 const work = path.join(here, '.work')
@@ -91,26 +92,11 @@ async function waitPort (port, urlPath = '/api/items/1') {
 }
 
 function wrk (port, method, urlPath = '/api/items/7', headers = {}) {
-  const args = ['-t1', '-c50', `-d${DURATION}`, '--latency']
-  for (const [k, v] of Object.entries(headers)) args.push('-H', `${k}: ${v}`)
-  if (method === 'POST') args.push('-s', path.join(work, 'post.lua'))
-  args.push(`http://127.0.0.1:${port}${urlPath}`)
-  const out = execFileSync('wrk', args, { encoding: 'utf8' })
-  const rps = Number(/Requests\/sec:\s+([\d.]+)/.exec(out)[1])
-  const requests = Number(/(\d+) requests in/.exec(out)[1])
-  const lat = (p) => toMs(new RegExp(`\\s${p}%\\s+([\\d.]+\\w+)`).exec(out)[1])
-  const errors = /Non-2xx or 3xx responses: (\d+)/.exec(out)
-  return { rps, requests, p50: lat(50), p99: lat(99), non2xx: errors ? Number(errors[1]) : 0 }
-}
-function toMs (s) {
-  const m = /^([\d.]+)(us|ms|s)$/.exec(s)
-  const v = Number(m[1])
-  return m[2] === 'us' ? v / 1000 : m[2] === 's' ? v * 1000 : v
+  return runWrk(`http://127.0.0.1:${port}${urlPath}`, { duration: DURATION, headers, script: method === 'POST' ? path.join(work, 'post.lua') : undefined })
 }
 const median = (xs) => { const s = [...xs].sort((a, b) => a - b); return s[Math.floor(s.length / 2)] }
 
 
-const here2 = here
 const TARGETS = {
   nginx: { port: () => PORTS.nginx, path: '/open/items/7' },
   alone: { port: () => PORTS.gateway, path: '/api/items/7' },
@@ -125,25 +111,7 @@ const TARGETS = {
 
 /** A service instance (bench/service-server.mjs) and its command channel. */
 async function startService (name, env, extra = {}) {
-  const started = performance.now()
-  const log = fs.openSync(path.join(work, `${name}.log`), 'w')
-  const proc = spawn(process.execPath, [path.join(here2, 'service-server.mjs'), JSON.stringify({ env, backendPort: PORTS.backend, ...extra })],
-    { stdio: ['pipe', log, 'inherit', 'pipe'] })
-  let buf = ''
-  const waiting = []
-  proc.stdio[3].setEncoding('utf8')
-  proc.stdio[3].on('data', d => {
-    buf += d
-    let i
-    while ((i = buf.indexOf('\n')) >= 0) { const line = buf.slice(0, i); buf = buf.slice(i + 1); waiting.shift()?.resolve(JSON.parse(line)) }
-  })
-  proc.on('exit', code => { for (const w of waiting.splice(0)) w.reject(new Error(`${name} exited (${code})`)) })
-  const next = () => new Promise((resolve, reject) => waiting.push({ resolve, reject }))
-  const first = await next()
-  const ask = async (cmd) => { const p = next(); proc.stdin.write(cmd + '\n'); const r = await p; if (r.error) throw new Error(r.error); return r }
-  const svc = { name, proc, ask, headers: first.headers, port: first.gateway_port, msToReady: Math.round(performance.now() - started) }
-  svc.stop = async () => { if (proc.exitCode === null) { proc.kill('SIGTERM'); await new Promise(resolve => proc.on('exit', resolve)) } }
-  return svc
+  return await startBenchService(name, env, { work, backendPort: PORTS.backend, ...extra })
 }
 
 async function createDatabase () {

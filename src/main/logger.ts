@@ -15,16 +15,50 @@ export function prettyLogs (format: Config['LOG_FORMAT'], isTty = process.stdout
  * Pretty lines are formatted in-process (no transport thread): they are for a
  * person at a terminal, not for throughput.
  */
-export function createLogger (config: Pick<Config, 'LOG_LEVEL' | 'LOG_FORMAT'>): Logger {
+export function createLogger (config: Pick<Config, 'LOG_LEVEL' | 'LOG_FORMAT'>, dest: number | string = 1): Logger {
   const pretty = prettyLogs(config.LOG_FORMAT)
   const stream = pretty
     ? PinoPretty({ colorize: process.stdout.isTTY === true, translateTime: 'SYS:HH:MM:ss.l', ignore: 'pid,hostname,service', sync: true })
-    : destination({ sync: false, minLength: 4096 })
+    : destination({ dest, sync: false, minLength: 4096 })
   const logger = pino({
     level: config.LOG_LEVEL,
     base: { service: 'gatehouse' },
     timestamp: stdTimeFunctions.isoTime
   }, stream)
-  if (!pretty) setInterval(() => { logger.flush() }, 1000).unref()
+  if (!pretty) {
+    setInterval(() => { logger.flush() }, 1000).unref()
+    jsonStreams.set(logger, stream as { write: (line: string) => unknown })
+  }
   return logger
+}
+
+// Loggers made by createLogger that write JSON lines, with their destination.
+const jsonStreams = new WeakMap<Logger, { write: (line: string) => unknown }>()
+
+export interface AccessFields {
+  request_id: string
+  method: string
+  path: string
+  route: string | null
+  status: number
+  upstream_ms: number | undefined
+  ms: number
+}
+
+/**
+ * The gateway's access line, one per request. On a JSON logger from createLogger it writes the
+ * line pino's `logger.info(fields, 'access')` would write, built directly: pino's general path
+ * costs about 6 µs a line, a sizeable share of a forwarded request. Anywhere else (pretty lines,
+ * a logger given by the embedder) it is `logger.info`.
+ */
+export function accessLogger (logger: Logger): (f: AccessFields) => void {
+  const stream = jsonStreams.get(logger)
+  if (stream === undefined) return f => { logger.info(f, 'access') }
+  const INFO = 30
+  return f => {
+    if (logger.levelVal > INFO) return
+    stream.write(`{"level":30,"time":"${new Date().toISOString()}","service":"gatehouse","request_id":${JSON.stringify(f.request_id)},"method":${JSON.stringify(f.method)},` +
+      `"path":${JSON.stringify(f.path)},"route":${f.route === null ? 'null' : JSON.stringify(f.route)},"status":${f.status},` +
+      `${f.upstream_ms === undefined ? '' : `"upstream_ms":${f.upstream_ms},`}"ms":${f.ms},"msg":"access"}\n`)
+  }
 }

@@ -26,6 +26,9 @@ export function createRedis (config: Pick<Config, 'REDIS_URL'>, logger: Logger, 
     maxRetriesPerRequest: 1,
     // Hot paths (rate limits) must fail fast and fall back while Redis is away, not queue.
     enableOfflineQueue: false,
+    // Commands issued in one turn of the event loop (the rate-limit scripts of the requests uWS
+    // delivered together) go out in one write: about a third less CPU per command under load.
+    enableAutoPipelining: true,
     retryStrategy: times => Math.min(times * 100, 2000)
   })
   const outage = createOutageLog(logger, 'redis')

@@ -65,7 +65,7 @@ export class RedisFanout {
     this.#broadcastChannel = `${opts.keyPrefix}broadcast`
     this.#maxLen = opts.maxLen
     // Resubscribing is ours to do on every `ready`, so a subscribe that failed is retried too.
-    this.#sub = redis.duplicate({ autoResubscribe: false, enableOfflineQueue: false })
+    this.#sub = redis.duplicate({ autoResubscribe: false, enableOfflineQueue: false, enableAutoPipelining: false })
     const outage = createOutageLog(logger, 'event-fanout')
     this.#sub.on('error', err => outage.fail(err, 'Event fan-out lost its Redis subscription; retrying'))
     this.#sub.on('close', () => {

@@ -10,7 +10,7 @@ import { AppError, errorBody } from '../../common/errors.js'
 import type { Principal } from '../access/profile-auth.js'
 import type { AccessGate } from '../access/gate.js'
 import type { Config } from '../config/config.js'
-import type { Logger } from '../logger.js'
+import type { AccessFields, Logger } from '../logger.js'
 import type { RequestRecord } from '../observability/types.js'
 import type { GatewayOptions } from './index.js'
 import { DROP_RESPONSE } from './request-head.js'
@@ -24,6 +24,8 @@ import type { Exchange, UpstreamClient } from './upstream.js'
 export interface GatewayContext {
   config: Readonly<Config>
   logger: Logger
+  /** One access line per request (see accessLogger). */
+  access: (f: AccessFields) => void
   observe: ((r: RequestRecord) => void) | undefined
   workflows: GatewayOptions['workflows']
   checkAccess: AccessGate
@@ -220,7 +222,7 @@ export class GatewayExchange {
     this.release()
     const ms = Math.round((performance.now() - this.started) * 100) / 100
     const { ctx, rid, method, url, status } = this
-    ctx.logger.info({ request_id: rid, method, path: url, route, status, upstream_ms: upstreamMs, ms }, 'access')
+    ctx.access({ request_id: rid, method, path: url, route, status, upstream_ms: upstreamMs, ms })
     if (ctx.observe !== undefined) {
       const route = this.match?.route
       ctx.observe({

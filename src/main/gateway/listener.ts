@@ -23,6 +23,7 @@ import type { Gateway, GatewayOptions } from './index.js'
 import { RouteTable } from './route-table.js'
 import { createHopVerifier, newHopSecret, startTlsListener, type TlsListener } from './tls-listener.js'
 import { UpstreamClient } from './upstream.js'
+import { accessLogger } from '../logger.js'
 import { runWorkflowTarget } from './workflow-target.js'
 
 export function createGateway (opts: GatewayOptions): Gateway {
@@ -39,6 +40,7 @@ export function createGateway (opts: GatewayOptions): Gateway {
   const ctx: GatewayContext = {
     config,
     logger,
+    access: accessLogger(logger),
     observe: opts.observe,
     workflows: opts.workflows,
     checkAccess: createAccessGate(opts.access),

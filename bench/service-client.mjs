@@ -1,0 +1,52 @@
+// Starts bench/service-server.mjs (the service as `npm start` runs it, plus `env`) and talks to it
+// over fd 3: `ask(command)` answers the JSON line the server writes back (see service-server.mjs).
+// Its stdout goes to <work>/<name>.log. runWrk loads a URL as every bench here does.
+import { execFileSync, spawn } from 'node:child_process'
+import fs from 'node:fs'
+import path from 'node:path'
+import { fileURLToPath } from 'node:url'
+
+const here = path.dirname(fileURLToPath(import.meta.url))
+
+/** A service instance (bench/service-server.mjs) and its command channel. */
+export async function startBenchService (name, env, { work, backendPort, ...extra }) {
+  const started = performance.now()
+  const log = fs.openSync(path.join(work, `${name}.log`), 'w')
+  const proc = spawn(process.execPath, [path.join(here, 'service-server.mjs'), JSON.stringify({ env, backendPort, ...extra })],
+    { stdio: ['pipe', log, 'inherit', 'pipe'] })
+  let buf = ''
+  const waiting = []
+  proc.stdio[3].setEncoding('utf8')
+  proc.stdio[3].on('data', d => {
+    buf += d
+    let i
+    while ((i = buf.indexOf('\n')) >= 0) { const line = buf.slice(0, i); buf = buf.slice(i + 1); waiting.shift()?.resolve(JSON.parse(line)) }
+  })
+  proc.on('exit', code => { for (const w of waiting.splice(0)) w.reject(new Error(`${name} exited (${code})`)) })
+  const next = () => new Promise((resolve, reject) => waiting.push({ resolve, reject }))
+  const first = await next()
+  const ask = async (cmd) => { const p = next(); proc.stdin.write(cmd + '\n'); const r = await p; if (r.error) throw new Error(r.error); return r }
+  const svc = { name, proc, ask, headers: first.headers, port: first.gateway_port, msToReady: Math.round(performance.now() - started) }
+  svc.stop = async () => { if (proc.exitCode === null) { proc.kill('SIGTERM'); await new Promise(resolve => proc.on('exit', resolve)) } }
+  return svc
+}
+
+/** `wrk -t1 -c50 --latency` on `url`: req/s, requests, p50 and p99 in ms, non-2xx count. */
+export function runWrk (url, { duration, headers = {}, script }) {
+  const args = ['-t1', '-c50', `-d${duration}`, '--latency']
+  for (const [k, v] of Object.entries(headers)) args.push('-H', `${k}: ${v}`)
+  if (script !== undefined) args.push('-s', script)
+  args.push(url)
+  const out = execFileSync('wrk', args, { encoding: 'utf8' })
+  const rps = Number(/Requests\/sec:\s+([\d.]+)/.exec(out)[1])
+  const requests = Number(/(\d+) requests in/.exec(out)[1])
+  const lat = (p) => toMs(new RegExp(`\\s${p}%\\s+([\\d.]+\\w+)`).exec(out)[1])
+  const errors = /Non-2xx or 3xx responses: (\d+)/.exec(out)
+  return { rps, requests, p50: lat(50), p99: lat(99), non2xx: errors ? Number(errors[1]) : 0 }
+}
+
+function toMs (s) {
+  const m = /^([\d.]+)(us|ms|s)$/.exec(s)
+  const v = Number(m[1])
+  return m[2] === 'us' ? v / 1000 : m[2] === 's' ? v * 1000 : v
+}

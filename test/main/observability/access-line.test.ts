@@ -1,0 +1,48 @@
+/**
+ * The gateway's access line is built by hand for speed: it must be the very line pino writes for
+ * `logger.info(fields, 'access')`, whatever the path holds, and follow the log level.
+ */
+import fs from 'node:fs'
+import path from 'node:path'
+import t from 'tap'
+import { accessLogger, createLogger, type AccessFields } from '../../../src/main/logger.js'
+import { createTempDir } from '../../helpers/db.js'
+import { recordingLogger } from '../cache/shared.js'
+
+const flushed = async (logger: ReturnType<typeof createLogger>) => { await new Promise<void>((resolve, reject) => logger.flush(err => { err != null ? reject(err) : resolve() })) }
+
+t.test('the same line as pino writes, for awkward paths too', async t => {
+  const file = path.join(await createTempDir(t), 'out.log')
+  const logger = createLogger({ LOG_LEVEL: 'info', LOG_FORMAT: 'json' }, file)
+  const access = accessLogger(logger)
+  const cases: AccessFields[] = [
+    { request_id: 'req_1', method: 'GET', path: '/open/items/1?q=a', route: 'open items', status: 200, upstream_ms: 0.52, ms: 0.81 },
+    { request_id: 'req_2', method: 'POST', path: '/a"quote\\back\nline\u0001é😀\u2028', route: null, status: 404, upstream_ms: undefined, ms: 12 },
+    { request_id: 'client-id:x@y', method: 'PATCH', path: '/', route: 'r "q"', status: 502, upstream_ms: 3000.25, ms: 3001.5 }
+  ]
+  for (const f of cases) { access(f); logger.info(f, 'access') }
+  await flushed(logger)
+  const lines = fs.readFileSync(file, 'utf8').trimEnd().split('\n')
+  t.equal(lines.length, cases.length * 2)
+  const noTime = (l: string) => l.replace(/"time":"[^"]+"/, '"time":"T"')
+  for (let i = 0; i < cases.length; i++) {
+    t.equal(noTime(lines[2 * i]), noTime(lines[2 * i + 1]), `line ${i + 1} is pino's, byte for byte but the time`)
+    const parsed = JSON.parse(lines[2 * i])
+    t.equal(parsed.path, cases[i].path, 'the path reads back as it was')
+    t.ok(Math.abs(Date.parse(parsed.time) - Date.now()) < 60_000, 'an ISO time of now')
+  }
+})
+
+t.test('follows the level, and any other logger gets logger.info', async t => {
+  const file = path.join(await createTempDir(t), 'out.log')
+  const logger = createLogger({ LOG_LEVEL: 'warn', LOG_FORMAT: 'json' }, file)
+  accessLogger(logger)({ request_id: 'r', method: 'GET', path: '/', route: null, status: 200, upstream_ms: 1, ms: 1 })
+  logger.warn('marker')
+  await flushed(logger)
+  t.same(fs.readFileSync(file, 'utf8').trimEnd().split('\n').map(l => JSON.parse(l).msg), ['marker'], 'no access line at warn')
+
+  const { logger: other, lines } = recordingLogger()
+  accessLogger(other)({ request_id: 'r', method: 'GET', path: '/x', route: 'x', status: 201, upstream_ms: undefined, ms: 2 })
+  await new Promise(resolve => setTimeout(resolve, 50))
+  t.match(lines, [{ msg: 'access', request_id: 'r', path: '/x', status: 201 }])
+})
