@@ -35,9 +35,10 @@ const listeners = new Set<Listener>()
 /** Query keys each kind of event makes stale. proxy_workflow leaves the editor to decide. */
 function staleKeys (e: ChangeEvent): unknown[][] {
   switch (e.resource_kind) {
-    case 'collection': return [['collections'], ['collection', e.collection_id], ['proxies', e.collection_id], ...(e.related_collection_id !== undefined ? [['collection', e.related_collection_id]] : [])]
-    case 'proxy': return [['proxies', e.collection_id], ['proxy', e.proxy_id]]
-    case 'proxy_workflow': return [['proxies'], ['proxy', e.proxy_id], ['versions']]
+    case 'collection': return [['collections'], ['collection', e.collection_id], ['proxies', e.collection_id], ['triggers'], ...(e.related_collection_id !== undefined ? [['collection', e.related_collection_id]] : [])]
+    case 'proxy': return [['proxies', e.collection_id], ['proxy', e.proxy_id], ['triggers']]
+    case 'proxy_workflow': return [['proxies'], ['proxy', e.proxy_id], ['versions'], ['triggers']]
+    case 'trigger_status': return [['triggers']]
     case 'policy': return [['policies']]
     case 'client': return [['clients']]
     case 'profile': return [['profiles', e.client_id]]

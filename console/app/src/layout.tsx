@@ -9,6 +9,7 @@ const NAV: Array<[string, string]> = [
   ['/policies', 'Policies'],
   ['/clients', 'Clients'],
   ['/credentials', 'Credentials'],
+  ['/triggers', 'Triggers'],
   ['/metrics', 'Metrics'],
   ['/request-logs', 'Request logs'],
   ['/audit', 'Audit log']

@@ -13,6 +13,7 @@ import { Layout } from './layout'
 import { CollectionsPage } from './pages/collections'
 import { CollectionPage } from './pages/collection'
 import { WorkflowPage } from './pages/workflow'
+import { TriggersPage } from './pages/triggers'
 import { ClientPage, ClientsPage, CredentialsPage, PoliciesPage } from './pages/access'
 import { AuditPage, MetricsPage, RequestLogsPage } from './pages/observe'
 
@@ -64,6 +65,7 @@ function App () {
       { path: 'clients', element: <ClientsPage /> },
       { path: 'clients/:id', element: <ClientPage /> },
       { path: 'credentials', element: <CredentialsPage /> },
+      { path: 'triggers', element: <TriggersPage /> },
       { path: 'metrics', element: <MetricsPage /> },
       { path: 'request-logs', element: <RequestLogsPage /> },
       { path: 'audit', element: <AuditPage /> },

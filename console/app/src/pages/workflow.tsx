@@ -30,6 +30,32 @@ interface Problem { node_id: string | null, field?: string, message: string }
 const nodeTypes = { gh: WorkflowNode }
 const DRAG_TYPE = 'application/x-gatehouse-node'
 
+interface Listening { button: string, waiting: (gateway: { methods: string[], path: string }) => string, captured: string }
+
+/** What test-listen waits for, per entry trigger (manual_trigger has none: Run it). */
+const LISTEN: Record<string, (settings: Record<string, unknown>) => Listening> = {
+  http_trigger: () => ({
+    button: 'Listen for a request',
+    waiting: g => `Listening: send ${g.methods.join('/')} ${g.path} to the gateway within two minutes.`,
+    captured: 'Request captured'
+  }),
+  cron_trigger: s => ({
+    button: 'Fire the schedule once',
+    waiting: () => `The schedule ${String(s.cron_expression ?? '')} fires once now (not waiting for its next slot).`,
+    captured: 'Schedule fired'
+  }),
+  imap_trigger: s => ({
+    button: 'Wait for an e-mail',
+    waiting: () => `Listening: the first unseen e-mail in ${String(s.mailbox ?? 'Inbox')} starts a run, within two minutes. Nothing is marked as seen.`,
+    captured: 'E-mail received'
+  }),
+  broker_consumer: s => ({
+    button: 'Wait for a message',
+    waiting: () => `Listening: the next message on topic ${String(s.topic ?? '')} starts a run, within two minutes (a throwaway consumer group from the newest offset; the workflow's own group is not moved).`,
+    captured: 'Message received'
+  })
+}
+
 export function WorkflowPage () {
   return <ReactFlowProvider><Builder /></ReactFlowProvider>
 }
@@ -151,7 +177,7 @@ function Builder () {
     else if (event === 'node_finished') setRun(data.node_id, { status: data.status === 'pinned' ? 'pinned' : 'success', output: data.output })
     else if (event === 'node_failed') setRun(data.node_id, { status: 'error', error: data.error?.message ?? String(data.error) })
     else if (event === 'execution') showRecord(data)
-    else if (event === 'captured') setNotice('Request captured; running the workflow…')
+    else if (event === 'captured') setNotice(`${listening?.captured ?? 'Trigger fired'}; running the workflow…`)
     else if (event === 'expired' || event === 'cancelled') setNotice(`Listening ${event}.`)
   }
   const wf = saved.data?.workflow_id ?? ''
@@ -165,11 +191,14 @@ function Builder () {
       await readStream('POST', `/workflows/${wf}/test/stream`, { workflow: definition(), input, ...(startNode !== undefined ? { start_node: startNode, pinned_outputs: pinned } : {}) }, onFrame)
     } catch (err) { showProblems(err) } finally { setRunning(false) }
   }
+  // Test-listen runs the saved workflow from what its own trigger receives next (the server's choice per kind).
+  const entry = nodes.find(n => types.get(n.data.type)?.entry_trigger === true)?.data
+  const listening = entry === undefined ? null : LISTEN[entry.type]?.(entry.settings) ?? null
   const listen = async () => {
     setError(null); setTab('run')
     try {
       const session = await api<{ id: string, gateway: { methods: string[], path: string } }>('POST', `/workflows/${wf}/trigger-test/listen`, { timeout_seconds: 120 })
-      setNotice(`Listening: send ${session.gateway.methods.join('/')} ${session.gateway.path} to the gateway within two minutes.`)
+      setNotice(listening?.waiting(session.gateway) ?? 'Listening.')
       await readStream('GET', `/workflows/${wf}/trigger-test/${session.id}/stream`, undefined, onFrame)
     } catch (err) { showProblems(err) }
   }
@@ -190,7 +219,7 @@ function Builder () {
           {dirty && <span className='pill draft'>unsaved</span>}
           <span className='grow' />
           {canEdit && <button type='button' className='ghost' disabled={running} onClick={() => { void run() }}>Run</button>}
-          {canEdit && <button type='button' className='ghost' onClick={() => { void listen() }}>Listen for a request</button>}
+          {canEdit && listening !== null && <button type='button' className='ghost' title={dirty ? 'Listens with the saved workflow' : undefined} onClick={() => { void listen() }}>{listening.button}</button>}
           {canEdit && <button type='button' className='ghost' onClick={() => { void save(!enabled) }}>{enabled ? 'Disable' : 'Enable'}</button>}
           {canEdit && <button type='button' onClick={() => { void save() }}>Save</button>}
         </div>
