@@ -14,12 +14,12 @@ interface Counter { count: number, resetAt: number }
 export function createMemoryLimiter (now: () => number = Date.now): RateLimiter {
   const counters = new Map<string, Counter>()
   let hits = 0
-  const count = (key: string, limit: number, cost: number, resetAt: () => number): HitResult => {
+  const count = (key: string, limit: number, cost: number, resetAt: (at: number) => number): HitResult => {
     const at = now()
     if (++hits % 4096 === 0) for (const [k, c] of counters) if (c.resetAt <= at) counters.delete(k)
     let c = counters.get(key)
     if (c === undefined || c.resetAt <= at) {
-      c = { count: 0, resetAt: resetAt() }
+      c = { count: 0, resetAt: resetAt(at) }
       counters.set(key, c)
     }
     const allowed = c.count + cost <= limit
@@ -38,7 +38,9 @@ export function createMemoryLimiter (now: () => number = Date.now): RateLimiter 
   }
   const sync = {
     hit (key: string, limit: number, windowSeconds: number, cost = 1): HitResult {
-      return count(`w:${key}`, limit, cost, () => now() + windowSeconds * 1000)
+      // The window is timed from the same reading of the clock as the hit: a second reading a
+      // millisecond later made a 60 s window report 61 s until its reset.
+      return count(`w:${key}`, limit, cost, at => at + windowSeconds * 1000)
     },
     hitQuota (key: string, limit: number, period: QuotaPeriod, cost = 1): HitResult {
       const { stamp, endMs } = periodAt(period, now())

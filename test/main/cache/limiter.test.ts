@@ -79,3 +79,10 @@ t.test('redis: a policy hit (rate limit then quota in one round trip) answers as
   // The same counters as the separate calls.
   t.equal((await l.hit('r-a', 5, 60)).remaining, 1)
 })
+
+t.test('memory: a new window reports its full length, however the clock ticks between readings', async t => {
+  let ms = Date.UTC(2026, 10, 25, 8, 0, 0, 999)
+  const l = createMemoryLimiter(() => ms++) // each reading is a millisecond later
+  const r = await l.hit('tick', 3, 60)
+  t.equal(r.resetSeconds, 60, 'a 60 s window resets in 60 s, not 61')
+})
