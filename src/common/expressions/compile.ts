@@ -79,12 +79,20 @@ function get (obj: unknown, key: unknown, at: number): unknown {
   return Object.prototype.hasOwnProperty.call(obj, k) ? (obj as Record<string | number, unknown>)[k] : undefined
 }
 
+/**
+ * `$node['<name>']` or `$json['<id>']` with a literal key: a node looked up by name or by id.
+ * Keys starting with `$` (`$json['$item']` in a loop body) are loop values, not nodes: null.
+ */
+export function nodeLookup (n: Node): { by: 'name' | 'id', key: string } | null {
+  if (n.k !== 'member' || n.obj.k !== 'name' || (n.obj.v !== '$node' && n.obj.v !== '$json')) return null
+  if (n.prop.k !== 'lit' || typeof n.prop.v !== 'string' || n.prop.v.startsWith('$')) return null
+  return { by: n.obj.v === '$node' ? 'name' : 'id', key: n.prop.v }
+}
+
 /** Whether an expression names a node: `calc`, `$node['calc']` or `$json['<id>']`. */
 function nodeRef (n: Node): ((scope: Scope) => boolean) | null {
   if (n.k === 'name') { const name = n.v; return scope => scope.isNode?.(name) === true }
-  if (n.k === 'member' && n.obj.k === 'name' && (n.obj.v === '$node' || n.obj.v === '$json') && n.prop.k === 'lit' && typeof n.prop.v === 'string' && !n.prop.v.startsWith('$')) {
-    return scope => scope.isNode !== undefined
-  }
+  if (nodeLookup(n) !== null) return scope => scope.isNode !== undefined
   return null
 }
 

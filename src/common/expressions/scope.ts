@@ -22,6 +22,9 @@ export interface RunContext {
   miss?: (src: string) => void
 }
 
+/** The names an expression can start from besides node names (see above). */
+export const SCOPE_ROOTS: readonly string[] = ['trigger', '$json', '$node', '$workflow', '$execution', '$input']
+
 export function workflowScope (ctx: RunContext): Scope {
   const trigger = withParams(ctx.trigger)
   const json: Record<string, unknown> = Object.create(null)

@@ -9,27 +9,29 @@ import { compileExpression, type Compiled, type Scope } from './compile.js'
 
 export type Template = (scope: Scope) => unknown
 
-const PART = /\{\{([\s\S]*?)\}\}/g
+/** Each `{{ … }}` in a text, the expression in group 1. */
+export const TEMPLATE_PART = /\{\{([\s\S]*?)\}\}/g
 
 export function compileTemplate (text: string): Template {
   const whole = /^\{\{([\s\S]*?)\}\}$/.exec(text)
   if (whole !== null && !whole[1].includes('{{')) {
-    const e = wrap(whole[1], 2)
-    const src = whole[0]
-    return s => { const v = e(s); if (v === undefined) s.miss?.(src); return v }
+    return reporting(wrap(whole[1], 2), whole[0])
   }
   if (!text.includes('{{')) return () => text
   const parts: Array<string | Compiled> = []
   let last = 0
-  for (const m of text.matchAll(PART)) {
+  for (const m of text.matchAll(TEMPLATE_PART)) {
     if (m.index > last) parts.push(text.slice(last, m.index))
-    const e = wrap(m[1], m.index + 2)
-    const src = m[0]
-    parts.push(s => { const v = e(s); if (v === undefined) s.miss?.(src); return v })
+    parts.push(reporting(wrap(m[1], m.index + 2), m[0]))
     last = m.index + m[0].length
   }
   if (last < text.length) parts.push(text.slice(last))
   return s => parts.map(p => typeof p === 'string' ? p : str(p(s))).join('')
+}
+
+/** The expression, telling the scope when its value came out undefined (`src` is the whole `{{ }}`). */
+function reporting (e: Compiled, src: string): Compiled {
+  return s => { const v = e(s); if (v === undefined) s.miss?.(src); return v }
 }
 
 function wrap (src: string, offset: number): Compiled {

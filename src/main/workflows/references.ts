@@ -7,17 +7,18 @@
  */
 import type { WorkflowDefinition } from '../../common/types.js'
 import { parseExpression, type Node } from '../../common/expressions/parser.js'
-import { isFunctionName } from '../../common/expressions/compile.js'
+import { isFunctionName, nodeLookup } from '../../common/expressions/compile.js'
+import { SCOPE_ROOTS } from '../../common/expressions/scope.js'
+import { TEMPLATE_PART } from '../../common/expressions/template.js'
 import type { WorkflowProblem } from './definition.js'
 
-const ROOTS = new Set(['trigger', '$json', '$node', '$workflow', '$execution', '$input'])
+const ROOTS = new Set(SCOPE_ROOTS)
 /** What each node kind outputs at the top level, where it is fixed; `output` works for every kind. */
 const FIELDS: Readonly<Record<string, ReadonlySet<string>>> = {
   http_request_node: new Set(['response', 'timedOut', 'output']),
   set_node: new Set(['output']),
   delay_node: new Set(['output'])
 }
-const PART = /\{\{([\s\S]*?)\}\}/g
 const MAX_WARNINGS = 50
 
 export function referenceWarnings (def: WorkflowDefinition): WorkflowProblem[] {
@@ -33,7 +34,7 @@ export function referenceWarnings (def: WorkflowDefinition): WorkflowProblem[] {
   }
   for (const node of def.nodes) {
     for (const [field, text] of strings(node.settings ?? {}, 'settings')) {
-      for (const m of text.matchAll(PART)) {
+      for (const m of text.matchAll(TEMPLATE_PART)) {
         let ast: Node
         try { ast = parseExpression(m[1]) } catch { continue } // syntax errors are the definition check's
         for (const ref of references(ast)) {
@@ -66,14 +67,13 @@ function references (n: Node): Ref[] {
   const walk = (x: Node, field?: string): void => {
     switch (x.k) {
       case 'name': out.push({ kind: 'name', name: x.v, ...(field !== undefined ? { field } : {}) }); return
-      case 'member':
-        if (x.obj.k === 'name' && (x.obj.v === '$node' || x.obj.v === '$json') && x.prop.k === 'lit' && typeof x.prop.v === 'string') {
-          if (!x.prop.v.startsWith('$')) out.push({ kind: x.obj.v === '$node' ? 'node' : 'id', name: x.prop.v })
-          return
-        }
+      case 'member': {
+        const lookup = nodeLookup(x)
+        if (lookup !== null) { out.push({ kind: lookup.by === 'name' ? 'node' : 'id', name: lookup.key }); return }
         walk(x.obj, x.obj.k === 'name' && x.prop.k === 'lit' && typeof x.prop.v === 'string' ? x.prop.v : undefined)
         if (x.prop.k !== 'lit') walk(x.prop)
         return
+      }
       case 'call': walk(x.callee); for (const a of x.args) walk(a); return
       case 'unary': walk(x.arg); return
       case 'binary': walk(x.l); walk(x.r); return
