@@ -33,7 +33,11 @@ let shared: Promise<QuickJSWASMModule> | undefined
 async function quickjs (): Promise<QuickJSWASMModule> {
   compiled ??= WebAssembly.compile(fs.readFileSync(createRequire(import.meta.url).resolve('@jitl/quickjs-wasmfile-release-sync/wasm')))
   const wasmModule = await compiled
-  shared ??= newQuickJSWASMModuleFromVariant(newVariant(RELEASE_SYNC, { wasmModule, wasmMemory: new WebAssembly.Memory(WASM_PAGES) }))
+  // The module's own stderr stays quiet: after a host stack overflow inside a builtin, disposing
+  // the runtime aborts with an assertion message, a fault already reported as the node's error
+  // (and the module replaced); printed, it read like a crash of the worker.
+  const emscriptenModule = { printErr: () => {} } as unknown as NonNullable<Parameters<typeof newVariant>[1]['emscriptenModule']>
+  shared ??= newQuickJSWASMModuleFromVariant(newVariant(RELEASE_SYNC, { wasmModule, wasmMemory: new WebAssembly.Memory(WASM_PAGES), emscriptenModule }))
   return await shared
 }
 
