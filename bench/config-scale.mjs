@@ -17,6 +17,7 @@ import path from 'node:path'
 import { loadConfig } from '../dist/src/main/config/config.js'
 import { start } from '../dist/src/main/server.js'
 import { createLogger } from '../dist/src/main/logger.js'
+import { createBenchDatabase } from './service-client.mjs'
 
 const variant = process.argv[2] ?? 'embedded'
 const N = Number(process.argv[3] ?? 10_000)
@@ -29,13 +30,9 @@ const upstream = `http://127.0.0.1:${backend.address().port}`
 let dropDb = async () => {}
 const env = { HOST: '127.0.0.1', GATEWAY_PORT: '0', MANAGEMENT_PORT: '0', LOG_LEVEL: 'warn' }
 if (variant === 'postgres') {
-  const { default: pg } = await import('pg')
-  const admin = process.env.BENCH_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/test'
-  const name = `gh_scale_${process.pid}`
-  const c = new pg.Client({ connectionString: admin }); await c.connect(); await c.query(`CREATE DATABASE ${name}`); await c.end()
-  const url = new URL(admin); url.pathname = `/${name}`
-  env.DATABASE_URL = url.toString()
-  dropDb = async () => { const d = new pg.Client({ connectionString: admin }); await d.connect(); await d.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`); await d.end() }
+  const db = await createBenchDatabase('gh_scale')
+  env.DATABASE_URL = db.url
+  dropDb = db.drop
 } else {
   env.DATA_DIR = fs.mkdtempSync(path.join(os.tmpdir(), 'gh-scale-'))
 }

@@ -10,7 +10,8 @@
  *   - default with logs off: REQUEST_LOG_RETENTION_HOURS=0 and LOG_LEVEL=warn (what the two logs cost)
  *   - gateway alone (bench/gateway-server.mjs: no store, no request log, no worker pool)
  * wrk -t1 -c50 GET, every contender once per round, the order rotating each round, medians, and
- * per round ratios. Then a CPU profile of the default start's main thread per path (open, auth,
+ * per round ratios. Then latency at equal load (the same wrk with a 10 ms pause per connection
+ * after each answer, for nginx and the open proxy of each start), a CPU profile of the default start's main thread per path (open, auth,
  * workflow), config-propagation latency, start-up time and idle RSS. Writes bench/RESULTS.md.
  * Only ratios from one run mean anything: the load generator, proxies and backend share the
  * machine's cores. nginx and wrk are installed with apt-get when missing (root, or sudo without a
@@ -21,13 +22,17 @@ import fs from 'node:fs'
 import os from 'node:os'
 import path from 'node:path'
 import { fileURLToPath } from 'node:url'
-import { runWrk, startBenchService } from './service-client.mjs'
+import { createBenchDatabase, runWrk, startBenchService } from './service-client.mjs'
 
 const here = path.dirname(fileURLToPath(import.meta.url))
 const work = path.join(here, '.work')
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3)
 const DURATION = process.env.BENCH_DURATION ?? '8s'
 const PORTS = { backend: 18901, nginx: 18902, gateway: 18903 }
+// Latency at equal load: 50 connections, each pausing PACE_MS between requests (about 4,500
+// req/s offered, under every contender's saturation), so p99 compares queues of the same length.
+const PACE_MS = 10
+const PACED = ['nginx', 'default open', 'default open, logs off', 'postgres open', 'redis open']
 const BODY = JSON.stringify({ items: Array.from({ length: 12 }, (_, i) => ({ id: i, name: `item-${i}`, tags: ['a', 'b'], price: i * 1.5 })) }).slice(0, 1000).padEnd(1024, ' ')
 
 function have (cmd) { return spawnSync('sh', ['-c', `command -v ${cmd}`]).status === 0 }
@@ -46,6 +51,8 @@ function nginxConf () {
   fs.mkdirSync(path.join(work, 'logs'), { recursive: true })
   fs.writeFileSync(path.join(work, 'body.json'), BODY)
   fs.writeFileSync(path.join(work, 'post.lua'), `wrk.method = "POST"\nwrk.body = ${JSON.stringify(BODY)}\nwrk.headers["Content-Type"] = "application/json"\n`)
+  // Each connection waits PACE_MS after every answer: the same offered load for every contender.
+  fs.writeFileSync(path.join(work, 'paced.lua'), `function delay() return ${PACE_MS} end\n`)
   const conf = `
 worker_processes 1;
 daemon off;
@@ -91,8 +98,8 @@ async function waitPort (port, urlPath = '/api/items/1') {
   throw new Error(`port ${port} did not open`)
 }
 
-function wrk (port, method, urlPath = '/api/items/7', headers = {}) {
-  return runWrk(`http://127.0.0.1:${port}${urlPath}`, { duration: DURATION, headers, script: method === 'POST' ? path.join(work, 'post.lua') : undefined })
+function wrk (port, method, urlPath = '/api/items/7', headers = {}, script = method === 'POST' ? 'post.lua' : undefined) {
+  return runWrk(`http://127.0.0.1:${port}${urlPath}`, { duration: DURATION, headers, script: script === undefined ? undefined : path.join(work, script) })
 }
 const median = (xs) => { const s = [...xs].sort((a, b) => a - b); return s[Math.floor(s.length / 2)] }
 
@@ -114,15 +121,6 @@ async function startService (name, env, extra = {}) {
   return await startBenchService(name, env, { work, backendPort: PORTS.backend, ...extra })
 }
 
-async function createDatabase () {
-  const { default: pg } = await import('pg')
-  const admin = process.env.BENCH_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/test'
-  const name = `gh_bench_${process.pid}_${Math.random().toString(36).slice(2, 8)}`
-  const c = new pg.Client({ connectionString: admin }); await c.connect(); await c.query(`CREATE DATABASE ${name}`); await c.end()
-  const url = new URL(admin); url.pathname = `/${name}`
-  return { url: url.toString(), drop: async () => { const d = new pg.Client({ connectionString: admin }); await d.connect(); await d.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`); await d.end() } }
-}
-
 async function main () {
   ensureTools()
   fs.rmSync(work, { recursive: true, force: true })
@@ -142,9 +140,9 @@ async function main () {
     services.default = await startService('default', { ...base, DATA_DIR: path.join(work, 'data-default') })
     // The default start without its two per-request logs (request log, access line): what they cost.
     services.quiet = await startService('quiet', { ...base, DATA_DIR: path.join(work, 'data-quiet'), REQUEST_LOG_RETENTION_HOURS: '0', LOG_LEVEL: 'warn' })
-    const pgDb = await createDatabase(); dbs.push(pgDb)
+    const pgDb = await createBenchDatabase('gh_bench'); dbs.push(pgDb)
     services.postgres = await startService('postgres', { ...base, DATABASE_URL: pgDb.url, DATA_DIR: path.join(work, 'data-pg') })
-    const redisDb = await createDatabase(); dbs.push(redisDb)
+    const redisDb = await createBenchDatabase('gh_bench'); dbs.push(redisDb)
     const prefix = `gh-bench:${process.pid}:${Math.random().toString(36).slice(2, 8)}:`
     const redisEnv = { ...base, DATABASE_URL: redisDb.url, CACHE_TYPE: 'redis', DATA_DIR: path.join(work, 'data-redis') }
     services.redis = await startService('redis', redisEnv, { keyPrefix: prefix })
@@ -152,11 +150,11 @@ async function main () {
     await new Promise(resolve => setTimeout(resolve, 2000))
     const idle = { rss: (await services.default.ask('rss')).rss, msToReady: services.default.msToReady, pgRss: (await services.postgres.ask('rss')).rss, pgMsToReady: services.postgres.msToReady }
 
-    const run = async (who) => {
+    const run = async (who, script) => {
       const tg = TARGETS[who]
       const svc = tg.svc === undefined ? null : services[tg.svc]
       const c0 = svc === null ? 0 : (await svc.ask('cpu')).cpu_us
-      const r = wrk(svc === null ? tg.port() : svc.port, 'GET', tg.path, tg.auth ? svc.headers : {})
+      const r = wrk(svc === null ? tg.port() : svc.port, 'GET', tg.path, tg.auth ? svc.headers : {}, script)
       return { ...r, cpuUs: svc === null ? null : ((await svc.ask('cpu')).cpu_us - c0) / r.requests }
     }
     const names = Object.keys(TARGETS)
@@ -167,6 +165,11 @@ async function main () {
       const order = names.map((_, i) => names[(i + r * 3) % names.length])
       for (const who of order) results[who].push(await run(who))
       console.log(`round ${r + 1}/${ROUNDS} done`)
+    }
+    const paced = Object.fromEntries(PACED.map(n => [n, []]))
+    for (let r = 0; r < ROUNDS; r++) {
+      for (const who of PACED.map((_, i) => PACED[(i + r) % PACED.length])) paced[who].push(await run(who, 'paced.lua'))
+      console.log(`paced round ${r + 1}/${ROUNDS} done`)
     }
 
     // Where the time goes: a CPU profile of the default start's main thread under each path's load.
@@ -195,7 +198,7 @@ async function main () {
       const [local, remote] = await Promise.all([until200(services.redis.port, p, t0), until200(services.redisB.port, p, t0)])
       propagation.local.push(local); propagation.remote.push(remote)
     }
-    writeResults(results, profiles, propagation, idle)
+    writeResults(results, paced, profiles, propagation, idle)
   } finally {
     for (const s of Object.values(services)) await s.stop().catch(() => {})
     for (const d of dbs) await d.drop().catch(() => {})
@@ -223,7 +226,7 @@ function summariseProfile (file) {
 
 const summary = (xs) => ({ rps: median(xs.map(x => x.rps)), p50: median(xs.map(x => x.p50)), p99: median(xs.map(x => x.p99)), non2xx: xs.reduce((a, x) => a + x.non2xx, 0), cpuUs: xs[0].cpuUs === null ? null : median(xs.map(x => x.cpuUs)) })
 
-function writeResults (results, profiles, propagation, idle) {
+function writeResults (results, paced, profiles, propagation, idle) {
   // Per round, the ratio of two contenders measured in the same round; the median of those.
   const ratio = (a, b, key = 'rps') => median(results[a].map((r, i) => r[key] / results[b][i][key]))
   const x = (v) => v.toFixed(2) + 'x'
@@ -260,6 +263,16 @@ function writeResults (results, profiles, propagation, idle) {
   }
   lines.push('', 'Every round (req/s):', '')
   for (const who of Object.keys(results)) lines.push(`- ${who}: ${results[who].map(r => Math.round(r.rps)).join(', ')}`)
+  lines.push('', '## Latency at equal load', '',
+    `The same GET with \`wrk -t1 -c50 -d${DURATION} -s paced.lua\`: each connection pauses ${PACE_MS} ms after every answer, so every`,
+    'contender gets about the same offered load, below its saturation, and p99 compares like with like (at saturation',
+    'the slower contender also has the longer queue). Medians of the rounds; p99 minus nginx\'s per round, median.', '',
+    '| Contender | req/s | p50 ms | p99 ms | p99 − nginx\'s, ms |', '|---|---:|---:|---:|---:|')
+  for (const who of Object.keys(paced)) {
+    const r = summary(paced[who])
+    const over = median(paced[who].map((x, i) => x.p99 - paced.nginx[i].p99))
+    lines.push(`| ${who} | ${Math.round(r.rps)} | ${r.p50.toFixed(2)} | ${r.p99.toFixed(2)} | ${who === 'nginx' ? '' : over.toFixed(2)} |`)
+  }
   const p = (xs, q) => { const s = [...xs].sort((a, b) => a - b); return s[Math.min(s.length - 1, Math.floor(q * s.length))] }
   lines.push('', '## Configuration changes, start-up, memory', '',
     `- A proxy created and published through instance A's management API (redis variant), timed from the POST until a GET answers 200: on A median ${ms(p(propagation.local, 0.5))} ms (max ${ms(p(propagation.local, 1))}); on instance B median ${ms(p(propagation.remote, 0.5))} ms (max ${ms(p(propagation.remote, 1))}), ${propagation.remote.length} changes; the store poll (1 s) is the fallback. Includes the management request itself and the probes' own connections.`,

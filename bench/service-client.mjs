@@ -1,6 +1,7 @@
 // Starts bench/service-server.mjs (the service as `npm start` runs it, plus `env`) and talks to it
 // over fd 3: `ask(command)` answers the JSON line the server writes back (see service-server.mjs).
-// Its stdout goes to <work>/<name>.log. runWrk loads a URL as every bench here does.
+// Its stdout goes to <work>/<name>.log. runWrk loads a URL as every bench here does;
+// createBenchDatabase makes a throwaway PostgreSQL database for a bench.
 import { execFileSync, spawn } from 'node:child_process'
 import fs from 'node:fs'
 import path from 'node:path'
@@ -29,6 +30,16 @@ export async function startBenchService (name, env, { work, backendPort, ...extr
   const svc = { name, proc, ask, headers: first.headers, port: first.gateway_port, msToReady: Math.round(performance.now() - started) }
   svc.stop = async () => { if (proc.exitCode === null) { proc.kill('SIGTERM'); await new Promise(resolve => proc.on('exit', resolve)) } }
   return svc
+}
+
+/** A throwaway database on the local PostgreSQL (BENCH_DATABASE_URL): its URL and how to drop it. */
+export async function createBenchDatabase (prefix) {
+  const { default: pg } = await import('pg')
+  const admin = process.env.BENCH_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/test'
+  const name = `${prefix}_${process.pid}_${Math.random().toString(36).slice(2, 8)}`
+  const c = new pg.Client({ connectionString: admin }); await c.connect(); await c.query(`CREATE DATABASE ${name}`); await c.end()
+  const url = new URL(admin); url.pathname = `/${name}`
+  return { url: url.toString(), drop: async () => { const d = new pg.Client({ connectionString: admin }); await d.connect(); await d.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`); await d.end() } }
 }
 
 /** `wrk -t1 -c50 --latency` on `url`: req/s, requests, p50 and p99 in ms, non-2xx count. */

@@ -1,6 +1,10 @@
 // How long one change takes to reach many event-stream subscribers (goal: 10,000 in < 100 ms).
 //
-//   npm run build && node bench/sse-fanout.mjs [embedded|postgres] [subscribers=10000] [changes=5]
+//   npm run build && node bench/sse-fanout.mjs [embedded|postgres|reference] [subscribers=10000] [changes=5]
+//
+// `reference` measures the same readers against the least a Node.js server can do (a plain
+// node:http server writing one pre-encoded frame to every stream in a loop): the floor this
+// machine and measurement set for a single-threaded Node.js fan-out.
 //
 // Starts the compiled service in this process the way `npm start` does (request log on, memory
 // cache), with SSE_MAX_STREAMS and SSE_MAX_STREAMS_PER_USER raised to the subscriber count. Child
@@ -17,6 +21,8 @@ import http from 'node:http'
 import net from 'node:net'
 import os from 'node:os'
 import path from 'node:path'
+import crypto from 'node:crypto'
+import { createBenchDatabase } from './service-client.mjs'
 
 const wall = () => performance.timeOrigin + performance.now()
 
@@ -58,25 +64,51 @@ if (process.argv[2] === '--subscribers') {
   const variant = process.argv[2] ?? 'embedded'
   const N = Number(process.argv[3] ?? 10_000)
   const changes = Number(process.argv[4] ?? 5)
-  const { loadConfig } = await import('../dist/src/main/config/config.js')
-  const { start } = await import('../dist/src/main/server.js')
-  const { createLogger } = await import('../dist/src/main/logger.js')
-
   let dropDb = async () => {}
-  const env = { HOST: '127.0.0.1', GATEWAY_PORT: '0', MANAGEMENT_PORT: '0', LOG_LEVEL: 'warn', SSE_MAX_STREAMS: String(N + 10), SSE_MAX_STREAMS_PER_USER: String(N + 10) }
-  if (variant === 'postgres') {
-    const { default: pg } = await import('pg')
-    const admin = process.env.BENCH_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/test'
-    const name = `gh_fanout_${process.pid}`
-    const c = new pg.Client({ connectionString: admin }); await c.connect(); await c.query(`CREATE DATABASE ${name}`); await c.end()
-    const url = new URL(admin); url.pathname = `/${name}`
-    env.DATABASE_URL = url.toString()
-    dropDb = async () => { const d = new pg.Client({ connectionString: admin }); await d.connect(); await d.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`); await d.end() }
-  } else {
-    env.DATA_DIR = fs.mkdtempSync(path.join(os.tmpdir(), 'gh-fanout-'))
+  const service = variant === 'reference' ? await referenceServer() : await startService()
+  async function startService () {
+    const { loadConfig } = await import('../dist/src/main/config/config.js')
+    const { start } = await import('../dist/src/main/server.js')
+    const { createLogger } = await import('../dist/src/main/logger.js')
+    const env = { HOST: '127.0.0.1', GATEWAY_PORT: '0', MANAGEMENT_PORT: '0', LOG_LEVEL: 'warn', SSE_MAX_STREAMS: String(N + 10), SSE_MAX_STREAMS_PER_USER: String(N + 10) }
+    if (variant === 'postgres') {
+      const db = await createBenchDatabase('gh_fanout')
+      env.DATABASE_URL = db.url
+      dropDb = db.drop
+    } else {
+      env.DATA_DIR = fs.mkdtempSync(path.join(os.tmpdir(), 'gh-fanout-'))
+    }
+    const config = loadConfig(env)
+    return await start(config, { logger: createLogger(config) })
   }
-  const config = loadConfig(env)
-  const service = await start(config, { logger: createLogger(config) })
+  // The reference: the least a Node.js server can do for the same readers. A plain node:http server
+  // holds the streams; each POST is answered 201, then one frame, encoded once, is written to every
+  // stream in a loop. No store, no authentication, no event hub.
+  async function referenceServer () {
+    const streams = new Set()
+    const server = http.createServer((req, res) => {
+      if (req.method === 'GET') {
+        res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache' })
+        res.write(': open\n\n')
+        streams.add(res)
+        req.on('close', () => streams.delete(res))
+        return
+      }
+      const actor = String(req.headers.authorization).slice('Bearer '.length)
+      let body = ''
+      req.on('data', d => { body += d })
+      req.on('end', () => {
+        const id = crypto.randomUUID()
+        res.writeHead(201, { 'content-type': 'application/json' })
+        res.end(JSON.stringify({ id }))
+        const frame = Buffer.from(`id: 1\nevent: change\ndata: ${JSON.stringify({ resource_kind: 'collection', action: 'created', id, actor_sub: actor })}\n\n`)
+        for (const s of streams) s.write(frame)
+      })
+    })
+    server.maxConnections = N + 100
+    await new Promise(resolve => server.listen(0, '127.0.0.1', resolve))
+    return { managementPort: server.address().port, issueToken: async sub => sub, close: async () => { for (const s of streams) s.destroy(); server.close() } }
+  }
   // One admin per change: the event carries its actor_sub, which tells the subscribers which change it is.
   const admins = []
   for (let i = 0; i < changes; i++) admins.push(await service.issueToken(`bench-admin-${i}-${process.pid}`, 'admin'))
