@@ -5,10 +5,13 @@
  *   GET /api/v1/triggers/:proxyId     one trigger
  * State: `running` (listening or scheduled), `failing` (cannot listen; retrying),
  * `stopped` (not wanted: draft, disabled, inactive collection, enabled:false;
- * or wanted but no instance runs it).
+ * or wanted but no instance runs it). The last run is what an instance reported;
+ * where none has (a stopped trigger, or health not yet reported since a restart
+ * with the memory cache), it is the newest stored execution record of a trigger run.
  */
 import { notFound } from '../../common/errors.js'
 import type { Proxy } from '../../common/types.js'
+import { lastTriggerRuns } from '../store/executions.js'
 import { toProxy } from '../store/proxies.js'
 import type { Store } from '../store/types.js'
 import type { TriggerHealth, TriggerHealthRecord } from '../triggers/health.js'
@@ -17,10 +20,15 @@ import { entryTriggerOf, isProductionKind } from '../triggers/types.js'
 import type { Router } from './router.js'
 
 export function registerTriggerRoutes (router: Router, deps: { store: Store, health: TriggerHealth }): void {
-  const view = async (p: Proxy, collectionActive: boolean) => {
+  type LastRuns = Awaited<ReturnType<typeof lastTriggerRuns>>
+  const view = async (p: Proxy, collectionActive: boolean, stored: LastRuns) => {
     const node = entryTriggerOf(p.workflow)!
     const wanted = collectionActive && wantedTrigger(p) !== null
     const h: TriggerHealthRecord | undefined = wanted ? await deps.health.get(p.id) : undefined
+    const record = stored.get(p.workflow_id)
+    const last = h?.last_run_at != null
+      ? { at: h.last_run_at, status: h.last_run_status, id: h.last_execution_id }
+      : record !== undefined ? { at: record.finished_at, status: record.status, id: record.id } : undefined
     return {
       proxy_id: p.id,
       workflow_id: p.workflow_id,
@@ -30,9 +38,9 @@ export function registerTriggerRoutes (router: Router, deps: { store: Store, hea
       state: h?.state ?? 'stopped',
       stopped_reason: wanted ? (h === undefined ? 'no instance runs this trigger' : null) : reason(p, collectionActive),
       owner: h?.owner ?? null,
-      last_run_at: h?.last_run_at ?? null,
-      last_run_status: h?.last_run_status ?? null,
-      last_execution_id: h?.last_execution_id ?? null,
+      last_run_at: last?.at ?? null,
+      last_run_status: last?.status ?? null,
+      last_execution_id: last?.id ?? null,
       last_error: h?.last_error ?? null,
       last_error_at: h?.last_error_at ?? null,
       next_slot: h?.next_slot ?? null,
@@ -47,15 +55,19 @@ export function registerTriggerRoutes (router: Router, deps: { store: Store, hea
       .filter(x => isProductionKind(entryTriggerOf(x.proxy.workflow)?.type))
   }
 
+  const stored = async (list: Array<{ proxy: Proxy }>) => await lastTriggerRuns(deps.store, list.map(x => x.proxy.workflow_id))
+
   router.add('GET', '/api/v1/triggers', async () => {
-    const items = await Promise.all((await rows()).map(async x => await view(x.proxy, x.active)))
+    const list = await rows()
+    const last = await stored(list)
+    const items = await Promise.all(list.map(async x => await view(x.proxy, x.active, last)))
     return { status: 200, body: { items, next_cursor: null } }
   }, { role: 'viewer' })
 
   router.add('GET', '/api/v1/triggers/:proxyId', async ctx => {
     const [x] = await rows(ctx.params.proxyId)
     if (x === undefined) throw notFound(`No production trigger belongs to proxy '${ctx.params.proxyId}'.`)
-    return { status: 200, body: await view(x.proxy, x.active) }
+    return { status: 200, body: await view(x.proxy, x.active, await stored([x])) }
   }, { role: 'viewer' })
 }
 

@@ -85,6 +85,16 @@ export async function getExecution (q: Queryable, workflowId: string, id: string
   return toRecord(rows[0])
 }
 
+/** The newest stored run started by a production trigger, per workflow (for trigger health when no instance has reported one). */
+export async function lastTriggerRuns (q: Queryable, workflowIds: string[]): Promise<Map<string, { id: string, status: ExecutionStatus, finished_at: string }>> {
+  const out = new Map<string, { id: string, status: ExecutionStatus, finished_at: string }>()
+  if (workflowIds.length === 0) return out
+  const { rows } = await q.query(`SELECT DISTINCT ON (workflow_id) workflow_id, id, status, finished_at FROM executions
+    WHERE workflow_id = ANY($1::text[]) AND mode = 'trigger' ORDER BY workflow_id, seq DESC`, [workflowIds])
+  for (const r of rows as any[]) out.set(r.workflow_id, { id: r.id, status: r.status, finished_at: iso(r.finished_at) })
+  return out
+}
+
 export async function listExecutions (q: Queryable, workflowId: string, filter: { status?: ExecutionStatus, mode?: string }, pq: PageQuery): Promise<Page<ExecutionRecord>> {
   const { where, params } = whereOf([['status = ?', filter.status], ['mode = ?', filter.mode]], [workflowId])
   return await page(q, `SELECT * FROM executions WHERE workflow_id = $1 AND ${where}`, params, pq, toRecord, 'desc')

@@ -60,7 +60,9 @@ t.test('embedded store, no Redis: cron runs while enabled, stops when disabled; 
   t.ok(runs.length >= 2, `runs while enabled (${runs.length})`)
   t.same(runs.filter(r => Date.parse(r.started_at as string) > offAt + 1000), [], 'none after disabling')
   t.equal(new Set(runs.map(r => r.trigger_output.triggered_at)).size, runs.length, 'one run per slot')
-  t.match((await w.api('GET', trigger)).body, { state: 'stopped', stopped_reason: 'the workflow is disabled' })
+  const newest = runs.reduce((a, b) => Date.parse(a.started_at as string) > Date.parse(b.started_at as string) ? a : b)
+  t.match((await w.api('GET', trigger)).body, { state: 'stopped', stopped_reason: 'the workflow is disabled', last_run_status: 'success', last_execution_id: newest.id },
+    'a stopped trigger still says when it last ran, from the execution records')
 
   const metrics = await (await fetch(`http://127.0.0.1:${w.s.managementPort}/metrics`, { headers: { authorization: `Bearer ${token}`, connection: 'close' } })).text()
   t.match(metrics, /gatehouse_trigger_runs_total\{kind="cron_trigger",status="success"\} [1-9]/)
