@@ -48,7 +48,7 @@ t.test('trigger health, live', async t => {
 
   // Another client disables the cron workflow: the page follows without a reload.
   ok(await svc.call('PUT', `/proxies/${ticker.id as string}/workflow`, { enabled: false }))
-  await row('ticker').getByText('the workflow is disabled').waitFor({ timeout: 4000 })
+  await row('ticker').getByText('the workflow is disabled').waitFor({ timeout: 10_000 })
   t.ok(await row('ticker').getByText('stopped').isVisible(), 'stopped, with the reason, live')
   t.equal(await page.getByRole('button', { name: /Edit|Delete|New/ }).count(), 0, 'a viewer gets no edit controls here')
 
