@@ -11,7 +11,7 @@
  */
 import { notFound } from '../../common/errors.js'
 import type { Proxy } from '../../common/types.js'
-import { lastTriggerRuns } from '../store/executions.js'
+import { lastTriggerRuns, type LastTriggerRun } from '../store/executions.js'
 import { toProxy } from '../store/proxies.js'
 import type { Store } from '../store/types.js'
 import type { TriggerHealth, TriggerHealthRecord } from '../triggers/health.js'
@@ -20,15 +20,11 @@ import { entryTriggerOf, isProductionKind } from '../triggers/types.js'
 import type { Router } from './router.js'
 
 export function registerTriggerRoutes (router: Router, deps: { store: Store, health: TriggerHealth }): void {
-  type LastRuns = Awaited<ReturnType<typeof lastTriggerRuns>>
-  const view = async (p: Proxy, collectionActive: boolean, stored: LastRuns) => {
+  const view = (p: Proxy, collectionActive: boolean, wanted: boolean, h: TriggerHealthRecord | undefined, stored: LastTriggerRun | undefined) => {
     const node = entryTriggerOf(p.workflow)!
-    const wanted = collectionActive && wantedTrigger(p) !== null
-    const h: TriggerHealthRecord | undefined = wanted ? await deps.health.get(p.id) : undefined
-    const record = stored.get(p.workflow_id)
     const last = h?.last_run_at != null
       ? { at: h.last_run_at, status: h.last_run_status, id: h.last_execution_id }
-      : record !== undefined ? { at: record.finished_at, status: record.status, id: record.id } : undefined
+      : stored !== undefined ? { at: stored.finished_at, status: stored.status, id: stored.id } : undefined
     return {
       proxy_id: p.id,
       workflow_id: p.workflow_id,
@@ -48,6 +44,13 @@ export function registerTriggerRoutes (router: Router, deps: { store: Store, hea
       updated_at: h?.updated_at ?? null
     }
   }
+  /** Health of the wanted triggers; the store is read only for those no instance has reported a run of. */
+  const views = async (list: Array<{ proxy: Proxy, active: boolean }>) => {
+    const wanted = list.map(x => x.active && wantedTrigger(x.proxy) !== null)
+    const health = await Promise.all(list.map(async (x, i) => wanted[i] ? await deps.health.get(x.proxy.id) : undefined))
+    const stored = await lastTriggerRuns(deps.store, list.filter((_, i) => health[i]?.last_run_at == null).map(x => x.proxy.workflow_id))
+    return list.map((x, i) => view(x.proxy, x.active, wanted[i], health[i], stored.get(x.proxy.workflow_id)))
+  }
   const rows = async (proxyId?: string) => {
     const r = await deps.store.query(`SELECT p.*, c.status AS collection_status FROM proxies p JOIN collections c ON c.id = p.collection_id
       WHERE p.workflow IS NOT NULL${proxyId !== undefined ? ' AND p.id = $1' : ''} ORDER BY p.seq`, proxyId !== undefined ? [proxyId] : [])
@@ -55,19 +58,14 @@ export function registerTriggerRoutes (router: Router, deps: { store: Store, hea
       .filter(x => isProductionKind(entryTriggerOf(x.proxy.workflow)?.type))
   }
 
-  const stored = async (list: Array<{ proxy: Proxy }>) => await lastTriggerRuns(deps.store, list.map(x => x.proxy.workflow_id))
-
   router.add('GET', '/api/v1/triggers', async () => {
-    const list = await rows()
-    const last = await stored(list)
-    const items = await Promise.all(list.map(async x => await view(x.proxy, x.active, last)))
-    return { status: 200, body: { items, next_cursor: null } }
+    return { status: 200, body: { items: await views(await rows()), next_cursor: null } }
   }, { role: 'viewer' })
 
   router.add('GET', '/api/v1/triggers/:proxyId', async ctx => {
     const [x] = await rows(ctx.params.proxyId)
     if (x === undefined) throw notFound(`No production trigger belongs to proxy '${ctx.params.proxyId}'.`)
-    return { status: 200, body: await view(x.proxy, x.active, await stored([x])) }
+    return { status: 200, body: (await views([x]))[0] }
   }, { role: 'viewer' })
 }
 

@@ -85,9 +85,11 @@ export async function getExecution (q: Queryable, workflowId: string, id: string
   return toRecord(rows[0])
 }
 
+export interface LastTriggerRun { id: string, status: ExecutionStatus, finished_at: string }
+
 /** The newest stored run started by a production trigger, per workflow (for trigger health when no instance has reported one). */
-export async function lastTriggerRuns (q: Queryable, workflowIds: string[]): Promise<Map<string, { id: string, status: ExecutionStatus, finished_at: string }>> {
-  const out = new Map<string, { id: string, status: ExecutionStatus, finished_at: string }>()
+export async function lastTriggerRuns (q: Queryable, workflowIds: string[]): Promise<Map<string, LastTriggerRun>> {
+  const out = new Map<string, LastTriggerRun>()
   if (workflowIds.length === 0) return out
   const { rows } = await q.query(`SELECT DISTINCT ON (workflow_id) workflow_id, id, status, finished_at FROM executions
     WHERE workflow_id = ANY($1::text[]) AND mode = 'trigger' ORDER BY workflow_id, seq DESC`, [workflowIds])
