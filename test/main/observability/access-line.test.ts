@@ -2,6 +2,7 @@
  * The gateway's access line is built by hand for speed: it must be the very line pino writes for
  * `logger.info(fields, 'access')`, whatever the path holds, and follow the log level.
  */
+import { spawn } from 'node:child_process'
 import fs from 'node:fs'
 import path from 'node:path'
 import t from 'tap'
@@ -45,4 +46,23 @@ t.test('follows the level, and any other logger gets logger.info', async t => {
   accessLogger(other)({ request_id: 'r', method: 'GET', path: '/x', route: 'x', status: 201, upstream_ms: undefined, ms: 2 })
   await new Promise(resolve => setTimeout(resolve, 50))
   t.match(lines, [{ msg: 'access', request_id: 'r', path: '/x', status: 201 }])
+})
+
+t.test('lines gathered in the current turn are written when the process exits', async t => {
+  const file = path.join(await createTempDir(t), 'out.log')
+  const logger = new URL('../../../dist/src/main/logger.js', import.meta.url).href
+  const script = `const { createLogger, accessLogger } = await import(${JSON.stringify(logger)})
+const log = createLogger({ LOG_LEVEL: 'info', LOG_FORMAT: 'json' }, ${JSON.stringify(file)})
+const access = accessLogger(log)
+await new Promise(resolve => setTimeout(resolve, 200)) // the file is open
+for (let i = 0; i < 500; i++) access({ request_id: 'r' + i, method: 'GET', path: '/p/' + i, route: 'p', status: 200, upstream_ms: 1, ms: 2 })
+log.error('last words')
+process.exit(3)`
+  const child = spawn(process.execPath, ['--input-type=module', '-e', script], { stdio: 'inherit' })
+  const code = await new Promise(resolve => child.on('exit', resolve))
+  t.equal(code, 3)
+  const lines = fs.readFileSync(file, 'utf8').trimEnd().split('\n').map(l => JSON.parse(l))
+  t.equal(lines.length, 501, 'every line written before exit() is in the file')
+  t.same(lines.slice(0, 2).map(l => l.request_id), ['r0', 'r1'], 'in the order written')
+  t.equal(lines[500].msg, 'last words')
 })
