@@ -3,6 +3,7 @@
  * hub, management listener, gateway listener, route-table reloads, shutdown.
  */
 import { randomUUID } from 'node:crypto'
+import path from 'node:path'
 import type { Config } from './config/config.js'
 import { createLogger, type Logger } from './logger.js'
 import { openStore, type Store } from './store/index.js'
@@ -19,7 +20,8 @@ import { registerObservabilityRoutes } from './management/observability-routes.j
 import { Metrics } from './observability/metrics.js'
 import { RequestLogWriter } from './observability/request-log.js'
 import type { RequestRecord } from './observability/types.js'
-import { insertRequestLogs, pruneRequestLogs } from './store/request-logs.js'
+import { tableRequestLog, type RequestLogStore } from './store/request-logs.js'
+import { RequestLogFiles } from './observability/request-log-files.js'
 import { createWorkflowPool, RUNS_PER_WORKER } from './workflows/pool.js'
 import { EMPTY_ACCESS, loadAccessSnapshot, type AccessSnapshot } from './access/snapshot.js'
 import { checkKeyMatches, decryptSecret, encryptSecret, loadSecretsKey } from './credentials/secrets.js'
@@ -48,6 +50,8 @@ export interface Service {
   gatewayTlsPort: number | null
   managementPort: number
   store: Store
+  /** The request log: the store's table on PostgreSQL, files in DATA_DIR/request-log on the embedded store. */
+  requestLogs: RequestLogStore
   logger: Logger
   reloadRoutes (): Promise<void>
   /** Signs a management token with the local issuer (null when OIDC is configured). */
@@ -79,9 +83,19 @@ export async function start (config: Readonly<Config>, opts: StartOptions = {}):
   }
 
   const secretsKey = await loadSecretsKey({ secretsKey: config.SECRETS_KEY, dataDir: config.DATA_DIR })
+  let requestLogs: RequestLogStore
   try {
     await checkStoredSecrets(store, secretsKey, logger)
     await resealLegacySecrets(store, secretsKey, logger)
+    // The embedded store's request log is kept in files beside it (cheaper per request than its rows).
+    if (store.kind === 'embedded') {
+      const files = await RequestLogFiles.open(path.join(config.DATA_DIR, 'request-log'))
+      const moved = await files.takeOver(store)
+      if (moved > 0) logger.info({ rows: moved }, 'request log: rows kept in the embedded store by an earlier version moved to its files')
+      requestLogs = files
+    } else {
+      requestLogs = tableRequestLog(store)
+    }
   } catch (err) {
     await Promise.allSettled([hub.close(), shared.close()])
     await store.close().catch(() => {})
@@ -89,7 +103,7 @@ export async function start (config: Readonly<Config>, opts: StartOptions = {}):
   }
   const metrics = new Metrics()
   const requestLog = config.REQUEST_LOG_RETENTION_HOURS > 0
-    ? new RequestLogWriter({ sink: async records => { await insertRequestLogs(store, records) }, logger })
+    ? new RequestLogWriter({ sink: async records => { await requestLogs.insert(records) }, logger })
     : null
   if (requestLog !== null) metrics.addSource(() => requestLog.prometheus().join('\n') + '\n')
   const observe = (r: RequestRecord) => { metrics.record(r); requestLog?.append(r) }
@@ -161,7 +175,7 @@ export async function start (config: Readonly<Config>, opts: StartOptions = {}):
     },
     settle: async () => { await pendingReload }
   })
-  registerObservabilityRoutes(management.router, store, metrics)
+  registerObservabilityRoutes(management.router, requestLogs, metrics)
   registerWorkflowRunRoutes(management.router, { store, runner, listens, capture: triggers.capture })
   registerTriggerRoutes(management.router, { store, health: triggers.health })
   let managementPort = 0
@@ -199,7 +213,7 @@ export async function start (config: Readonly<Config>, opts: StartOptions = {}):
   // Request log retention: prune hourly (and once at start).
   const prune = () => {
     if (requestLog === null) return
-    pruneRequestLogs(store, new Date(Date.now() - config.REQUEST_LOG_RETENTION_HOURS * 3_600_000))
+    requestLogs.prune(new Date(Date.now() - config.REQUEST_LOG_RETENTION_HOURS * 3_600_000))
       .catch((err: Error) => logger.warn({ err: err.message }, 'request log pruning failed'))
   }
   prune()
@@ -219,6 +233,7 @@ export async function start (config: Readonly<Config>, opts: StartOptions = {}):
       clearInterval(pruneTimer)
       await Promise.allSettled([gateway.close(), management.close()])
       await requestLog?.close().catch(() => {})
+      await requestLogs.close?.().catch(() => {})
       await pool.close().catch(() => {})
       await runner.settled()
       await Promise.allSettled([hub.close(), shared.close()])
@@ -229,7 +244,7 @@ export async function start (config: Readonly<Config>, opts: StartOptions = {}):
   }
   const local = auth.local
   const issueToken = local === null ? null : async (sub: string, role: 'viewer' | 'editor' | 'admin') => await local.sign({ sub, role })
-  return { gatewayPort, gatewayTlsPort, managementPort, store, logger, reloadRoutes: routes.reload, issueToken, close }
+  return { gatewayPort, gatewayTlsPort, managementPort, store, requestLogs, logger, reloadRoutes: routes.reload, issueToken, close }
 }
 
 /** The HTTP credentials among `ids`, opened for one run (a missing or unreadable one is left out: its node fails saying so). */

@@ -1,12 +1,11 @@
 import type { ErrorDetail } from '../../common/errors.js'
 import type { Metrics } from '../observability/metrics.js'
-import { listRequestLogs } from '../store/request-logs.js'
+import type { RequestLogStore } from '../store/request-logs.js'
 import type { Router } from './router.js'
-import type { Store } from '../store/types.js'
 import { invalidListQuery, pageQuery } from './validation.js'
 
 /** Request log listing, metrics as JSON, and GET /metrics in Prometheus text format. */
-export function registerObservabilityRoutes (router: Router, store: Store, metrics: Metrics): void {
+export function registerObservabilityRoutes (router: Router, requestLogs: RequestLogStore, metrics: Metrics): void {
   router.add('GET', '/api/v1/request-logs', async ctx => {
     const q = ctx.query
     const problems: ErrorDetail[] = []
@@ -19,7 +18,7 @@ export function registerObservabilityRoutes (router: Router, store: Store, metri
       if (v !== undefined && Number.isNaN(Date.parse(v))) problems.push({ field: k, message: 'must be an ISO 8601 time' })
     }
     if (problems.length > 0) throw invalidListQuery(problems)
-    const page = await listRequestLogs(store, pq, {
+    const page = await requestLogs.list(pq, {
       collection_id: get('collection_id'), proxy_id: get('proxy_id'), client_id: get('client_id'), profile_id: get('profile_id'),
       status: status === undefined ? undefined : Number(status), method: get('method')?.toUpperCase(), since: get('since'), until: get('until')
     })

@@ -1,12 +1,11 @@
 /**
  * The embedded store's own thread: PGlite (PostgreSQL compiled to WebAssembly)
- * runs here, so its queries (request-log batches, route-table loads, a 10,000
+ * runs here, so its queries (route-table loads, a 10,000
  * proxy snapshot) never block the gateway's event loop. The main thread talks
  * to it through messages (see embedded.ts):
  *
  *   main                                   this thread
  *   {id, op:'query', sql, params, tx?} ──> db.query / tx.query ──> {id, rows, rowCount}
- *   {id, op:'copy', sql, data}         ──> COPY … FROM '/dev/blob' with data ──> {id, rowCount}
  *   {id, op:'begin'}                   ──> db.transaction(...) waits here until
  *   {id, op:'commit'|'rollback', tx}   ──>   commit resolves it / rollback rejects it
  *   any failure                        <── {id, error: {message, code, ...}}
@@ -22,7 +21,6 @@ import { EMBEDDED_START_PARAMS, seedFromTemplate } from './embedded-template.js'
 export type StoreRequest =
   | { id: number, op: 'query', sql: string, params?: unknown[], tx?: number }
   | { id: number, op: 'exec', sql: string, tx?: number }
-  | { id: number, op: 'copy', sql: string, data: string }
   | { id: number, op: 'begin' }
   | { id: number, op: 'commit' | 'rollback', tx: number }
   | { id: number, op: 'close' }
@@ -57,10 +55,6 @@ async function main (): Promise<void> {
       case 'query':
         Promise.resolve().then(async () => await target(m.tx).query(m.sql, m.params as any[]))
           .then(r => { reply({ id: m.id, rows: r.rows, rowCount: r.affectedRows ?? r.rows.length }) }, err => { fail(m.id, err) })
-        return
-      case 'copy':
-        Promise.resolve().then(async () => await db.query(m.sql, [], { blob: new Blob([m.data]) }))
-          .then(r => { reply({ id: m.id, rowCount: r.affectedRows ?? 0 }) }, err => { fail(m.id, err) })
         return
       case 'exec':
         Promise.resolve().then(async () => { await target(m.tx).exec(m.sql) }).then(() => { reply({ id: m.id }) }, err => { fail(m.id, err) })

@@ -87,10 +87,6 @@ export async function createEmbeddedStore (dataDir: string): Promise<Store> {
       await call({ op: 'commit', tx })
       return result
     },
-    async copyFrom (sql: string, data: string) {
-      const r = await call({ op: 'copy', sql, data })
-      return r.rowCount ?? 0
-    },
     async ping () {
       if (closed) throw new Error('the embedded store is closed')
       await call({ op: 'query', sql: 'SELECT 1' })

@@ -11,18 +11,10 @@ SELECT to_timestamp(r."time" / 1000.0), r.request_id, r.collection_id, r.proxy_i
 FROM jsonb_to_recordset($1::jsonb) AS r("time" double precision, request_id text, collection_id text, proxy_id text, client_id text, profile_id text,
   method text, path text, status integer, duration_ms double precision, upstream_ms double precision, bytes_in bigint, bytes_out bigint)`
 
-const COLUMNS = 'occurred_at, request_id, collection_id, proxy_id, client_id, profile_id, method, path, status, duration_ms, upstream_ms, bytes_in, bytes_out'
-const COPY = `COPY request_logs (${COLUMNS}) FROM '/dev/blob'`
-
-/**
- * One statement per batch. PostgreSQL: the INSERT above. The embedded store: COPY, which its
- * WebAssembly PostgreSQL runs in about two thirds of the INSERT's time (no JSON to parse, no
- * executor per row), on the store's own thread.
- */
-export async function insertRequestLogs (store: Store, records: RequestRecord[]): Promise<void> {
+/** One statement per batch: the INSERT above. (The embedded store keeps its request log in files: observability/request-log-files.ts.) */
+export async function insertRequestLogs (store: Queryable, records: RequestRecord[]): Promise<void> {
   if (records.length === 0) return
-  if (store.copyFrom !== undefined) await store.copyFrom(COPY, copyText(records))
-  else await store.query(INSERT, [jsonRows(records)])
+  await store.query(INSERT, [jsonRows(records)])
 }
 
 /** The batch as JSON; a NUL in a string (which PostgreSQL refuses, failing the whole batch) is left out. */
@@ -32,29 +24,26 @@ function jsonRows (records: RequestRecord[]): string {
   return JSON.stringify(records, (_k, v: unknown) => typeof v === 'string' ? v.replaceAll('\0', '') : v)
 }
 
-/** Rows in COPY's text format: tab-separated, backslash-N for null, backslash escapes. */
-export function copyText (records: RequestRecord[]): string {
-  let out = ''
-  for (const r of records) {
-    out += new Date(r.time).toISOString() + '\t' + field(r.request_id) + '\t' + field(r.collection_id) + '\t' + field(r.proxy_id) + '\t' +
-      field(r.client_id) + '\t' + field(r.profile_id) + '\t' + field(r.method) + '\t' + field(r.path.length > 2048 ? r.path.slice(0, 2048) : r.path) + '\t' +
-      number(r.status) + '\t' + number(r.duration_ms) + '\t' + number(r.upstream_ms) + '\t' +
-      number(Math.min(r.bytes_in, 2_000_000_000)) + '\t' + number(Math.min(r.bytes_out, 2_000_000_000)) + '\n'
+/** Where the request log is kept: the table on PostgreSQL, files beside the embedded store (observability/request-log-files.ts). */
+export interface RequestLogStore {
+  insert: (records: RequestRecord[]) => Promise<void>
+  /** Newest first unless `pq.order` is 'asc'. */
+  list: (pq: PageQuery & { order?: 'asc' | 'desc' }, f: RequestLogFilter) => Promise<Page<RequestLogItem>>
+  /** Removes records older than `olderThan`; returns how many. */
+  prune: (olderThan: Date) => Promise<number>
+  close?: () => Promise<void>
+}
+
+/** One request as GET /api/v1/request-logs lists it: the record with its time in ISO 8601. */
+export type RequestLogItem = Omit<RequestRecord, 'time' | 'refused'> & { time: string }
+
+/** The request_logs table of a store. */
+export function tableRequestLog (store: Store): RequestLogStore {
+  return {
+    insert: async records => { await insertRequestLogs(store, records) },
+    list: async (pq, f) => await listRequestLogs(store, pq, f),
+    prune: async olderThan => await pruneRequestLogs(store, olderThan)
   }
-  return out
-}
-
-// A NUL cannot be stored in text at all (PostgreSQL refuses it in either statement): it is left out.
-const SPECIAL = /[\\\t\n\r\0]/g
-const ESCAPES: Record<string, string> = { '\\': '\\\\', '\t': '\\t', '\n': '\\n', '\r': '\\r', '\0': '' }
-
-function field (v: string | null | undefined): string {
-  if (v === null || v === undefined) return '\\N'
-  return v.replace(SPECIAL, c => ESCAPES[c])
-}
-
-function number (v: number | null | undefined): string {
-  return v === null || v === undefined || !Number.isFinite(v) ? '\\N' : String(v)
 }
 
 export interface RequestLogFilter {
@@ -62,7 +51,7 @@ export interface RequestLogFilter {
 }
 
 /** Newest first unless `pq.order` is 'asc'. */
-export async function listRequestLogs (q: Queryable, pq: PageQuery & { order?: 'asc' | 'desc' }, f: RequestLogFilter): Promise<Page<Record<string, unknown>>> {
+export async function listRequestLogs (q: Queryable, pq: PageQuery & { order?: 'asc' | 'desc' }, f: RequestLogFilter): Promise<Page<RequestLogItem>> {
   const { where, params } = whereOf([
     ['collection_id = ?', f.collection_id], ['proxy_id = ?', f.proxy_id], ['client_id = ?', f.client_id], ['profile_id = ?', f.profile_id],
     ['status = ?', f.status], ['method = ?', f.method], ['occurred_at >= ?', f.since], ['occurred_at < ?', f.until]

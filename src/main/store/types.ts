@@ -12,11 +12,6 @@ export interface Store extends Queryable {
   readonly kind: 'postgres' | 'embedded'
   /** Every write goes through here: a failed write changes nothing. */
   tx<T>(fn: (q: Queryable) => Promise<T>): Promise<T>
-  /**
-   * The embedded store only: runs `COPY … FROM '/dev/blob'` with `data` (COPY's text format) as
-   * its input, outside any transaction; answers the rows copied.
-   */
-  copyFrom?: (sql: string, data: string) => Promise<number>
   /** Throws when the database cannot be reached (used by /readyz). */
   ping(): Promise<void>
   close(): Promise<void>

@@ -1,8 +1,10 @@
 /** The request log's promise: no record lost on a clean shutdown, on either store. */
+import path from 'node:path'
 import t from 'tap'
 import { loadConfig } from '../../../src/main/config/config.js'
 import { start } from '../../../src/main/server.js'
 import { openStore } from '../../../src/main/store/index.js'
+import { RequestLogFiles } from '../../../src/main/observability/request-log-files.js'
 import { createTempDir, createTestDatabase, silentLogger, STORE_KINDS } from '../../helpers/db.js'
 
 for (const kind of STORE_KINDS) {
@@ -19,9 +21,16 @@ for (const kind of STORE_KINDS) {
     await Promise.all(Array.from({ length: 300 }, async (_, i) => { await (await fetch(`${g}/none/${i}`, { headers: { connection: 'close' } })).text() }))
     await s.close()
     closed = true
-    const store = await openStore(config, silentLogger)
-    t.teardown(() => store.close())
-    const r = await store.query<{ n: number }>("SELECT count(*)::int AS n FROM request_logs WHERE path LIKE '/none/%'")
-    t.equal(Number(r.rows[0].n), 300, 'every record reached the store')
+    if (kind === 'postgres') {
+      const store = await openStore(config, silentLogger)
+      t.teardown(() => store.close())
+      const r = await store.query<{ n: number }>("SELECT count(*)::int AS n FROM request_logs WHERE path LIKE '/none/%'")
+      t.equal(Number(r.rows[0].n), 300, 'every record reached the store')
+    } else {
+      const files = await RequestLogFiles.open(path.join(config.DATA_DIR, 'request-log'))
+      t.teardown(() => files.close())
+      const { items } = await files.list({ limit: 1000 }, {})
+      t.equal(items.filter(r => r.path.startsWith('/none/')).length, 300, 'every record reached the request log files')
+    }
   })
 }
