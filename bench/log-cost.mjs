@@ -11,7 +11,7 @@ import { spawn } from 'node:child_process'
 import fs from 'node:fs'
 import path from 'node:path'
 import { fileURLToPath } from 'node:url'
-import { createBenchDatabase, runWrk, startBenchService } from './service-client.mjs'
+import { createBenchDatabase, postgresCpuUs, runWrk, startBenchService } from './service-client.mjs'
 
 const store = process.argv[2] ?? 'embedded'
 if (store !== 'embedded' && store !== 'postgres') throw new Error('usage: node bench/log-cost.mjs [embedded|postgres]')
@@ -23,20 +23,6 @@ fs.writeFileSync(paced, 'function delay() return 10 end\n')
 const BACKEND_PORT = 18950
 const backend = spawn(process.execPath, ['-e', `require('http').createServer((q, s) => { s.writeHead(200, { 'content-type': 'application/json' }); s.end('x'.repeat(1024)) }).listen(${BACKEND_PORT}, '127.0.0.1')`], { stdio: 'inherit' })
 await new Promise(resolve => setTimeout(resolve, 500))
-
-/** CPU time in µs of every process named `postgres` (the server and its backends), from /proc. */
-function postgresCpuUs () {
-  let ticks = 0
-  for (const pid of fs.readdirSync('/proc').filter(d => /^\d+$/.test(d))) {
-    let stat
-    try { stat = fs.readFileSync(`/proc/${pid}/stat`, 'utf8') } catch { continue }
-    const close = stat.lastIndexOf(')')
-    if (stat.slice(stat.indexOf('(') + 1, close) !== 'postgres') continue
-    const f = stat.slice(close + 2).split(' ')
-    ticks += Number(f[11]) + Number(f[12])
-  }
-  return ticks * 10_000 // USER_HZ is 100 on Linux
-}
 
 const VARIANTS = {
   'both logs (default)': {},

@@ -61,3 +61,17 @@ function toMs (s) {
   const v = Number(m[1])
   return m[2] === 'us' ? v / 1000 : m[2] === 's' ? v * 1000 : v
 }
+
+/** CPU time in µs of every process named `postgres` (the server and its backends), from /proc. */
+export function postgresCpuUs () {
+  let ticks = 0
+  for (const pid of fs.readdirSync('/proc').filter(d => /^\d+$/.test(d))) {
+    let stat
+    try { stat = fs.readFileSync(`/proc/${pid}/stat`, 'utf8') } catch { continue }
+    const close = stat.lastIndexOf(')')
+    if (stat.slice(stat.indexOf('(') + 1, close) !== 'postgres') continue
+    const f = stat.slice(close + 2).split(' ')
+    ticks += Number(f[11]) + Number(f[12])
+  }
+  return ticks * 10_000 // USER_HZ is 100 on Linux
+}
