@@ -129,10 +129,11 @@ export class RequestLogFiles implements RequestLogStore {
     }
     if (f.status !== undefined) needles.push(`"status":${f.status},`)
     const found: Array<{ seq: number, r: RequestRecord & { seq?: number } }> = []
-    const segments = desc ? [...this.segments].reverse() : this.segments
-    for (const seg of segments) {
-      const i = this.segments.indexOf(seg)
-      const next = this.segments[i + 1]
+    const all = [...this.segments] // as they are now: a rotation or pruning meanwhile changes the list
+    for (let k = 0; k < all.length; k++) {
+      const i = desc ? all.length - 1 - k : k
+      const seg = all[i]
+      const next = all[i + 1]
       if (after > 0 && (desc ? seg.first >= after : next !== undefined && next.first - 1 <= after)) continue
       if (since !== undefined && next !== undefined && next.opened < since) continue
       const lines = desc ? linesBackward(path.join(this.dir, seg.name)) : linesForward(path.join(this.dir, seg.name))
@@ -175,18 +176,18 @@ export class RequestLogFiles implements RequestLogStore {
 
   private async rotate (now: number): Promise<void> {
     const name = `${String(this.seq + 1).padStart(16, '0')}-${String(now).padStart(13, '0')}.ndjson`
-    const handle = await fs.open(path.join(this.dir, name), 'a')
     const previous = this.handle
-    this.handle = handle
-    this.size = 0
-    // A segment that got no line (its first append failed) gives its place to this one.
+    this.handle = null
+    await previous?.close().catch(() => {})
+    // A segment that got no line (a failed first append, or none since a restart) gives its place to this one.
     const last = this.segments[this.segments.length - 1]
     if (last !== undefined && last.first === this.seq + 1) {
       this.segments.pop()
-      await fs.rm(path.join(this.dir, last.name), { force: true })
+      if (last.name !== name) await fs.rm(path.join(this.dir, last.name), { force: true })
     }
+    this.handle = await fs.open(path.join(this.dir, name), 'a')
+    this.size = (await this.handle.stat()).size
     this.segments.push({ name, first: this.seq + 1, opened: now })
-    await previous?.close().catch(() => {})
   }
 }
 
