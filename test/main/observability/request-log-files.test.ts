@@ -157,3 +157,20 @@ t.test("rows an earlier version kept in the embedded store's table move to the f
   t.equal(asc[1].client_id, 'k')
   t.equal(await log.takeOver(store), 0, 'nothing the second time')
 })
+
+t.test('an append that fails (the directory gone) loses nothing once it is back, and leaves no gap in seq', async t => {
+  const root = await createTempDir(t)
+  const dir = path.join(root, 'request-log')
+  let now = T0
+  const log = await RequestLogFiles.open(dir, { segmentMs: 1000, now: () => now })
+  t.teardown(() => log.close())
+  await log.insert([record(0), record(1)])
+  fs.renameSync(dir, path.join(root, 'away'))
+  now += 2000 // a new segment is due: opening it fails
+  await t.rejects(log.insert([record(2)]))
+  fs.renameSync(path.join(root, 'away'), dir)
+  await log.insert([record(2), record(3)]) // the writer hands the same batch again
+  t.same((await listAll(log, 'asc', 100)).ids, ['r0', 'r1', 'r2', 'r3'], 'each record once, in order')
+  const seqs = fs.readdirSync(dir).sort().flatMap(f => fs.readFileSync(path.join(dir, f), 'utf8').trimEnd().split('\n').map(l => JSON.parse(l).seq))
+  t.same(seqs, [1, 2, 3, 4])
+})
