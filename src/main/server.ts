@@ -20,7 +20,7 @@ import { registerObservabilityRoutes } from './management/observability-routes.j
 import { Metrics } from './observability/metrics.js'
 import { RequestLogWriter } from './observability/request-log.js'
 import type { RequestRecord } from './observability/types.js'
-import { encodeRecord, tableRequestLog, type RequestLogStore } from './store/request-logs.js'
+import { tableRequestLog, type RequestLogStore } from './store/request-logs.js'
 import { RequestLogFiles } from './observability/request-log-files.js'
 import { createWorkflowPool, RUNS_PER_WORKER } from './workflows/pool.js'
 import { EMPTY_ACCESS, loadAccessSnapshot, type AccessSnapshot } from './access/snapshot.js'
@@ -103,10 +103,10 @@ export async function start (config: Readonly<Config>, opts: StartOptions = {}):
   }
   const metrics = new Metrics()
   const requestLog = config.REQUEST_LOG_RETENTION_HOURS > 0
-    ? new RequestLogWriter<string>({ sink: async encoded => { await requestLogs.insertEncoded(encoded) }, logger })
+    ? new RequestLogWriter({ sink: async records => { await requestLogs.insert(records) }, logger })
     : null
   if (requestLog !== null) metrics.addSource(() => requestLog.prometheus().join('\n') + '\n')
-  const observe = (r: RequestRecord) => { metrics.record(r); requestLog?.append(encodeRecord(r)) }
+  const observe = (r: RequestRecord) => { metrics.record(r); requestLog?.append(r) }
   const pool = createWorkflowPool(config.WORKERS)
   const runner = createRunner({
     store, pool, logger, kv: shared.kv,

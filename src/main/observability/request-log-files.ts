@@ -23,7 +23,7 @@ import fs from 'node:fs/promises'
 import path from 'node:path'
 import type { Page } from '../../common/types.js'
 import { decodeCursor, encodeCursor, type PageQuery } from '../store/rows.js'
-import { encodeRecord, type RequestLogFilter, type RequestLogItem, type RequestLogStore } from '../store/request-logs.js'
+import type { RequestLogFilter, RequestLogItem, RequestLogStore } from '../store/request-logs.js'
 import type { Queryable } from '../store/types.js'
 import type { RequestRecord } from './types.js'
 
@@ -95,20 +95,16 @@ export class RequestLogFiles implements RequestLogStore {
     }
   }
 
+  /** Appends a batch (the writer's sink). A failed append leaves no partial line behind. */
   async insert (records: RequestRecord[]): Promise<void> {
-    await this.insertEncoded(records.map(encodeRecord))
-  }
-
-  /** Appends a batch of records encoded by encodeRecord (the writer's sink). A failed append leaves no partial line behind. */
-  async insertEncoded (encoded: string[]): Promise<void> {
-    if (encoded.length === 0) return
+    if (records.length === 0) return
     const now = this.now()
     const current = this.segments[this.segments.length - 1]
     if (this.handle === null || current === undefined || this.size >= this.segmentBytes || now - current.opened >= this.segmentMs) await this.rotate(now)
     const handle = this.handle as fs.FileHandle
     let text = ''
     let seq = this.seq
-    for (const json of encoded) text += `{"seq":${++seq},${json.slice(1)}\n`
+    for (const r of records) text += `{"seq":${++seq},${JSON.stringify(r.path.length > 2048 ? { ...r, path: r.path.slice(0, 2048) } : r).slice(1)}\n`
     const bytes = Buffer.from(text)
     try {
       await handle.write(bytes, 0, bytes.length)

@@ -1,32 +1,30 @@
 /**
  * Request log writer: the gateway appends a record per request (O(1), no I/O on
- * the hot path; the service appends each record's JSON text); a timer writes
- * them in batches through `sink` (one INSERT per batch on PostgreSQL, one
- * append to the embedded store's request-log files). The buffer is
+ * the hot path); a timer writes them in batches through `sink` (one INSERT per
+ * batch, run by the store: the embedded one on its own thread). The buffer is
  * bounded: past `maxBuffer` (overload, or while the sink fails) the oldest
  * records are dropped and counted (`gatehouse_request_log_dropped_total` at
  * /metrics), with one warning per outage. close() writes everything left.
  *
- *   append ─> [ queue: head … tail ] ─ timer ─> batch ─> sink (INSERT / file append)
+ *   append ─> [ queue: head … tail ] ─ timer ─> batch ─> sink (INSERT)
  *                 └─ full: drop oldest, dropped++
  */
 import type { Logger } from '../logger.js'
 import type { RequestRecord } from './types.js'
 
-export interface RequestLogOptions<T> {
-  sink: (records: T[]) => Promise<void>
+export interface RequestLogOptions {
+  sink: (records: RequestRecord[]) => Promise<void>
   logger: Logger
   flushIntervalMs?: number
   batchSize?: number
   maxBuffer?: number
 }
 
-/** T: what is queued per request, a record or (the service) its JSON text, encoded as it is appended. */
-export class RequestLogWriter<T = RequestRecord> {
+export class RequestLogWriter {
   // A queue over one array: `head` is the sequence number of the oldest waiting record, `base` that
   // of queue[0]; head only moves forward (dropping the oldest is O(1), unlike Array.shift on 50,000
   // records) and the array is cut down now and then.
-  private queue: T[] = []
+  private queue: RequestRecord[] = []
   private head = 0
   private base = 0
   private flushing: Promise<void> | null = null
@@ -36,7 +34,7 @@ export class RequestLogWriter<T = RequestRecord> {
   dropped = 0
   written = 0
 
-  constructor (private readonly o: RequestLogOptions<T>) {
+  constructor (private readonly o: RequestLogOptions) {
     this.max = o.maxBuffer ?? 50_000
     this.timer = setInterval(() => { this.flush().catch(() => {}) }, o.flushIntervalMs ?? 1000)
     this.timer.unref()
@@ -45,7 +43,7 @@ export class RequestLogWriter<T = RequestRecord> {
   /** Records waiting to be written. */
   get buffered (): number { return this.base + this.queue.length - this.head }
 
-  append (r: T): void {
+  append (r: RequestRecord): void {
     if (this.buffered >= this.max) {
       this.head++
       this.dropped++
