@@ -23,7 +23,7 @@ import fs from 'node:fs/promises'
 import path from 'node:path'
 import type { Page } from '../../common/types.js'
 import { decodeCursor, encodeCursor, type PageQuery } from '../store/rows.js'
-import type { RequestLogFilter, RequestLogItem, RequestLogStore } from '../store/request-logs.js'
+import { listRequestLogs, type RequestLogFilter, type RequestLogItem, type RequestLogStore } from '../store/request-logs.js'
 import type { Queryable } from '../store/types.js'
 import type { RequestRecord } from './types.js'
 
@@ -64,34 +64,32 @@ export class RequestLogFiles implements RequestLogStore {
       if (m !== null) log.segments.push({ name, first: Number(m[1]), opened: Number(m[2]) })
     }
     log.segments.sort((a, b) => a.first - b.first)
-    for (let i = log.segments.length - 1; i >= 0 && log.seq === 0; i--) {
-      for await (const line of linesBackward(path.join(dir, log.segments[i].name))) {
+    // The newest segment's name says its first seq; its last whole line, if any, the last one used.
+    const last = log.segments[log.segments.length - 1]
+    if (last !== undefined) {
+      log.seq = last.first - 1
+      for await (const line of linesBackward(path.join(dir, last.name))) {
         const seq = seqOf(line)
         if (seq > 0) { log.seq = seq; break }
       }
-      if (log.seq === 0 && i === log.segments.length - 1) log.seq = log.segments[i].first - 1
     }
     return log
   }
 
   /**
    * Moves request-log rows an earlier version kept in the embedded store's table into the files,
-   * oldest first, a page at a time (a page is deleted once written: a crash between the two
-   * repeats at most one page). Returns the rows moved.
+   * oldest first, a page at a time as the table's own listing reads them (a page is deleted once
+   * written: a crash between the two repeats at most one page; nothing else writes the table
+   * then, so the first rows by seq are the page). Returns the rows moved.
    */
   async takeOver (store: Queryable): Promise<number> {
     let moved = 0
     for (;;) {
-      const { rows } = await store.query<any>('SELECT * FROM request_logs ORDER BY seq LIMIT 5000')
-      if (rows.length === 0) return moved
-      await this.insert(rows.map(r => ({
-        time: new Date(r.occurred_at).getTime(), request_id: r.request_id, collection_id: r.collection_id, proxy_id: r.proxy_id,
-        client_id: r.client_id, profile_id: r.profile_id, method: r.method, path: r.path, status: Number(r.status),
-        duration_ms: Number(r.duration_ms), upstream_ms: r.upstream_ms === null ? null : Number(r.upstream_ms),
-        bytes_in: Number(r.bytes_in), bytes_out: Number(r.bytes_out)
-      })))
-      await store.query('DELETE FROM request_logs WHERE seq <= $1', [rows[rows.length - 1].seq])
-      moved += rows.length
+      const { items } = await listRequestLogs(store, { limit: 5000, order: 'asc' }, {})
+      if (items.length === 0) return moved
+      await this.insert(items.map(({ time, ...rest }) => ({ time: Date.parse(time), ...rest })))
+      await store.query('DELETE FROM request_logs WHERE seq IN (SELECT seq FROM request_logs ORDER BY seq LIMIT $1)', [items.length])
+      moved += items.length
     }
   }
 

@@ -8,7 +8,7 @@ import { startBackend } from '../../helpers/gateway.js'
 import { insertRequestLogs } from '../../../src/main/store/request-logs.js'
 import { parsePrometheus } from '../../helpers/prometheus-text.js'
 
-/** Paths that COPY's text format, JSON and PostgreSQL's text type each treat specially. */
+/** Paths that JSON and PostgreSQL's text type each treat specially (a NUL it refuses, lengths past the column's cut). */
 const AWKWARD_PATHS = ['/tab\there', '/line\nbreak\r', '/back\\slash\\N', '/é/日本/😀', '/nul\0byte', '/' + 'x'.repeat(3000), '\\N']
 
 for (const kind of STORE_KINDS) {
