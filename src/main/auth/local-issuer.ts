@@ -5,6 +5,7 @@
 import fs from 'node:fs/promises'
 import path from 'node:path'
 import { exportJWK, generateKeyPair, importJWK, SignJWT, type JWK } from 'jose'
+import { createOnce } from '../config/data-dir-file.js'
 import type { Role } from './roles.js'
 
 export const LOCAL_ISSUER = 'gatehouse-local'
@@ -26,14 +27,8 @@ async function loadOrCreateKey (dataDir: string): Promise<JWK> {
   await fs.mkdir(dataDir, { recursive: true })
   const { privateKey } = await generateKeyPair('ES256', { extractable: true })
   const jwk = { ...await exportJWK(privateKey), alg: 'ES256', use: 'sig', kid: `local-${Date.now().toString(36)}` }
-  try {
-    // 'wx' makes the first of two concurrent starts win; the other reads its key.
-    await fs.writeFile(file, JSON.stringify(jwk), { mode: 0o600, flag: 'wx' })
-    return jwk
-  } catch (err) {
-    if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err
-    return JSON.parse(await fs.readFile(file, 'utf8')) as JWK
-  }
+  // The first of two concurrent starts wins; the other reads its key.
+  return JSON.parse(await createOnce(file, JSON.stringify(jwk), 0o600)) as JWK
 }
 
 export async function openLocalIssuer (dataDir: string): Promise<LocalIssuer> {

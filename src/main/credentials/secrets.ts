@@ -12,7 +12,8 @@
  * re-sealed as v2 at start (resealLegacy in server.ts).
  */
 import { createCipheriv, createDecipheriv, createHash, randomBytes } from 'node:crypto'
-import { mkdir, readFile, writeFile } from 'node:fs/promises'
+import { mkdir, readFile } from 'node:fs/promises'
+import { createOnce } from '../config/data-dir-file.js'
 import path from 'node:path'
 
 const VERSION = 'v1'
@@ -60,15 +61,9 @@ export async function loadSecretsKey (opts: { secretsKey: string, dataDir: strin
     if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw err
   }
   await mkdir(opts.dataDir, { recursive: true })
-  const key = randomBytes(KEY_BYTES)
-  try {
-    // 'wx' fails if another process created the file meanwhile; then use theirs.
-    await writeFile(file, key.toString('base64') + '\n', { mode: 0o600, flag: 'wx' })
-    return key
-  } catch (err) {
-    if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err
-    return decodeKey(await readFile(file, 'utf8'), `The key file ${file}`)
-  }
+  // If another process created the file meanwhile, its key is used.
+  const text = await createOnce(file, randomBytes(KEY_BYTES).toString('base64') + '\n', 0o600)
+  return decodeKey(text, `The key file ${file}`)
 }
 
 /**
