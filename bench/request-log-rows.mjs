@@ -3,8 +3,10 @@
 // PostgreSQL server (every `postgres` process, from /proc).
 // - embedded, files: what the embedded store does (dist/…/request-log-files.js, one append per batch);
 // - embedded, PGlite COPY: what it did before (COPY into request_logs with two indexes, in WebAssembly);
-// - PostgreSQL: the INSERT of one JSON parameter per batch, read as `json` (what the service does)
-//   and as `jsonb` (what it did before), into request_logs with migration 11's indexes.
+// - PostgreSQL: COPY in its text format (what the service does: dist/…/request-logs.js on the
+//   service's own store, migrated), the INSERT of one JSON parameter per batch read as `json`
+//   (what it did before) and as `jsonb` (before that), and the INSERT with the client index of
+//   migration 11 (every row in it; migration 12 keeps only rows with a client, and these have none).
 // Run after `npm run build`:
 //   node bench/request-log-rows.mjs
 import fs from 'node:fs'
@@ -12,7 +14,10 @@ import os from 'node:os'
 import path from 'node:path'
 import { PGlite } from '@electric-sql/pglite'
 import { createBenchDatabase, postgresCpuUs } from './service-client.mjs'
+import { pino } from 'pino'
 import { RequestLogFiles } from '../dist/src/main/observability/request-log-files.js'
+import { openStore } from '../dist/src/main/store/index.js'
+import { insertRequestLogs } from '../dist/src/main/store/request-logs.js'
 
 const record = i => ({ time: Date.now(), request_id: crypto.randomUUID(), collection_id: crypto.randomUUID(), proxy_id: crypto.randomUUID(), client_id: null, profile_id: null, method: 'GET', path: `/open/items/${i}`, status: 200, duration_ms: 1.234, upstream_ms: 0.9, bytes_in: 0, bytes_out: 1024 })
 const batches = Array.from({ length: 40 }, () => Array.from({ length: 500 }, (_, i) => record(i)))
@@ -40,9 +45,15 @@ const copyText = rs => rs.map(r => [new Date(r.time).toISOString(), r.request_id
 const COPY = `COPY request_logs (occurred_at, request_id, collection_id, proxy_id, client_id, profile_id, method, path, status,
   duration_ms, upstream_ms, bytes_in, bytes_out) FROM '/dev/blob'`
 const db = await createBenchDatabase('gatehouse_request_log_rows')
-const pg = new (await import('pg')).default.Client({ connectionString: db.url })
+const store = await openStore({ DATABASE_URL: db.url, DATA_DIR: '', DB_QUERY_TIMEOUT_MS: 10000 }, pino({ level: 'silent' }))
+const fullIndex = await createBenchDatabase('gatehouse_request_log_rows_full')
+const pg = new (await import('pg')).default.Client({ connectionString: fullIndex.url })
 await pg.connect()
 await pg.query(TABLE + 'CREATE INDEX request_logs_proxy_idx ON request_logs (proxy_id, seq); CREATE INDEX request_logs_client_idx ON request_logs (client_id, seq);')
+const partial = await createBenchDatabase('gatehouse_request_log_rows_partial')
+const pgPartial = new (await import('pg')).default.Client({ connectionString: partial.url })
+await pgPartial.connect()
+await pgPartial.query(TABLE + 'CREATE INDEX request_logs_proxy_idx ON request_logs (proxy_id, seq); CREATE INDEX request_logs_client_idx ON request_logs (client_id, seq) WHERE client_id IS NOT NULL;')
 const insert = type => `INSERT INTO request_logs (occurred_at, request_id, collection_id, proxy_id, client_id, profile_id, method, path, status, duration_ms, upstream_ms, bytes_in, bytes_out)
 SELECT to_timestamp(r."time" / 1000.0), r.request_id, r.collection_id, r.proxy_id, r.client_id, r.profile_id, r.method, left(r.path, 2048), r.status, r.duration_ms, r.upstream_ms,
   least(r.bytes_in, 2000000000)::integer, least(r.bytes_out, 2000000000)::integer
@@ -52,11 +63,17 @@ FROM ${type}_to_recordset($1::${type}) AS r("time" double precision, request_id 
 for (let round = 0; round < 3; round++) {
   await measure('embedded, files', b => files.insert(b))
   await measure('embedded, PGlite COPY', b => lite.query(COPY, [], { blob: new Blob([copyText(b)]) }))
-  await measure('PostgreSQL, json', b => pg.query(insert('json'), [JSON.stringify(b)]), true)
-  await measure('PostgreSQL, jsonb', b => pg.query(insert('jsonb'), [JSON.stringify(b)]), true)
+  await measure('PostgreSQL, COPY', b => insertRequestLogs(store, b), true)
+  await measure('PostgreSQL, json', b => pgPartial.query(insert('json'), [JSON.stringify(b)]), true)
+  await measure('PostgreSQL, json, mig. 11', b => pg.query(insert('json'), [JSON.stringify(b)]), true)
+  await measure('PostgreSQL, jsonb, mig. 11', b => pg.query(insert('jsonb'), [JSON.stringify(b)]), true)
 }
 await files.close()
 fs.rmSync(dir, { recursive: true, force: true })
 await lite.close()
 await pg.end()
+await pgPartial.end()
+await store.close()
 await db.drop()
+await fullIndex.drop()
+await partial.drop()

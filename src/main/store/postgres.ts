@@ -4,6 +4,7 @@ import type { Logger } from '../logger.js'
 import type { Queryable, QueryResult, Store } from './types.js'
 
 const loadPg = lazyRequire<typeof pgTypes>('pg')
+const loadCopyStreams = lazyRequire<typeof import('pg-copy-streams')>('pg-copy-streams')
 
 export interface PostgresOptions { url: string, queryTimeoutMs: number, max?: number }
 
@@ -59,6 +60,29 @@ export function createPostgresStore (opts: PostgresOptions, logger: Logger): Sto
         throw err
       } finally {
         // A connection whose rollback failed (or that broke) is discarded rather than reused.
+        client.off('error', onError)
+        client.release(broken)
+      }
+    },
+    async copyFrom (sql, text) {
+      const client = await pool.connect()
+      let broken: Error | undefined
+      const onError = (err: Error) => { broken = err; lost(err) }
+      client.on('error', onError)
+      try {
+        // The pool's query_timeout covers the stream too (pg arms it for any submitted query).
+        const copy = client.query(loadCopyStreams().from(sql))
+        await new Promise<void>((resolve, reject) => {
+          copy.on('finish', resolve)
+          copy.on('error', reject)
+          copy.end(text)
+        })
+        return copy.rowCount
+      } catch (err) {
+        // A connection whose COPY failed part-way may still be in it: it is discarded, not reused.
+        broken ??= err as Error
+        throw err
+      } finally {
         client.off('error', onError)
         client.release(broken)
       }

@@ -14,6 +14,11 @@ export interface Store extends Queryable {
   tx<T>(fn: (q: Queryable) => Promise<T>): Promise<T>
   /** Throws when the database cannot be reached (used by /readyz). */
   ping(): Promise<void>
+  /**
+   * `COPY … FROM STDIN` with `text` (COPY's text format) as its data, in one statement: all rows
+   * or none. Returns the rows copied. PostgreSQL only; the embedded store has none.
+   */
+  copyFrom?(sql: string, text: string): Promise<number>
   close(): Promise<void>
 }
 

@@ -5,7 +5,9 @@ import { loadConfig } from '../../../src/main/config/config.js'
 import { start } from '../../../src/main/server.js'
 import { createTempDir, createTestDatabase, openTestStore, silentLogger, STORE_KINDS } from '../../helpers/db.js'
 import { startBackend } from '../../helpers/gateway.js'
-import { insertRequestLogs } from '../../../src/main/store/request-logs.js'
+import net from 'node:net'
+import { insertRequestLogs, listRequestLogs } from '../../../src/main/store/request-logs.js'
+import { openStore } from '../../../src/main/store/index.js'
 import { parsePrometheus } from '../../helpers/prometheus-text.js'
 
 /** Paths that JSON and PostgreSQL's text type each treat specially (a NUL it refuses, lengths past the column's cut). */
@@ -123,18 +125,76 @@ for (const kind of STORE_KINDS) {
   })
 }
 
-t.test('a batch of request records with awkward values is stored as given (postgres)', async t => {
+// Both ways a batch reaches PostgreSQL: COPY (the service's) and the INSERT of one JSON parameter
+// (for a store without COPY, as the embedded store's table is written in the take-over).
+for (const way of ['COPY', 'INSERT'] as const) {
+  t.test(`a batch of request records with awkward values is stored as given (postgres, ${way})`, async t => {
+    const store = await openTestStore(t, 'postgres')
+    t.equal(typeof store.copyFrom, 'function', 'the PostgreSQL store has COPY')
+    const target = way === 'COPY' ? store : { query: store.query.bind(store), exec: store.exec.bind(store) }
+    const time = Date.UTC(2026, 10, 25, 6, 0, 0, 123)
+    const base = { time, request_id: 'r', collection_id: null, proxy_id: 'awkward', client_id: null, profile_id: null, method: 'GET', status: 200, duration_ms: 1.25, upstream_ms: null, bytes_in: 0, bytes_out: 3e9 }
+    const astral = '/' + '😀'.repeat(2100)
+    await insertRequestLogs(target, [...AWKWARD_PATHS, astral].map((path, i) => ({ ...base, request_id: `r${i}\t${i}`, path })))
+    const { rows } = await store.query('SELECT request_id, path, occurred_at, collection_id, upstream_ms, duration_ms, bytes_out FROM request_logs WHERE proxy_id = $1 ORDER BY seq', ['awkward'])
+    t.same(rows.map((r: any) => r.path), [...AWKWARD_PATHS.slice(0, 4), '/nulbyte', '/' + 'x'.repeat(2047), '\\N', '/' + '😀'.repeat(2047)],
+      'tabs, line breaks, backslashes and any script kept; a NUL left out; paths cut at 2,048 characters (not halfway through one)')
+    t.same(rows.map((r: any) => r.request_id), rows.map((_r: any, i: number) => `r${i}\t${i}`), 'every text field carries a tab')
+    t.equal(new Date(rows[0].occurred_at).getTime(), time, 'the time to the millisecond')
+    t.same(rows.map((r: any) => r.collection_id), rows.map(() => null), 'null stays null')
+    t.equal(rows[0].upstream_ms, null)
+    t.equal(Number(rows[0].duration_ms), 1.25)
+    t.equal(Number(rows[0].bytes_out), 2_000_000_000, 'sizes past the column are capped')
+    const listed = await listRequestLogs(store, { limit: 10, order: 'asc' }, { proxy_id: 'awkward' })
+    t.same(listed.items.map(r => r.path), rows.map((r: any) => r.path), 'the API lists them as stored')
+  })
+}
+
+t.test('the request log table: few indexes to write, the client filter still indexed (postgres)', async t => {
   const store = await openTestStore(t, 'postgres')
-  const time = Date.UTC(2026, 10, 25, 6, 0, 0, 123)
-  const base = { time, request_id: 'r', collection_id: null, proxy_id: 'awkward', client_id: null, profile_id: null, method: 'GET', status: 200, duration_ms: 1.25, upstream_ms: null, bytes_in: 0, bytes_out: 3e9 }
-  await insertRequestLogs(store, AWKWARD_PATHS.map((path, i) => ({ ...base, request_id: `r${i}`, path })))
-  const { rows } = await store.query('SELECT request_id, path, occurred_at, collection_id, upstream_ms, duration_ms, bytes_out FROM request_logs WHERE proxy_id = $1 ORDER BY seq', ['awkward'])
-  t.same(rows.map((r: any) => r.path), [...AWKWARD_PATHS.slice(0, 4), '/nulbyte', '/' + 'x'.repeat(2047), '\\N'], 'tabs, line breaks, backslashes and any script kept; a NUL left out; paths cut at 2,048 characters')
-  t.equal(new Date(rows[0].occurred_at).getTime(), time, 'the time to the millisecond')
-  t.same(rows.map((r: any) => r.collection_id), AWKWARD_PATHS.map(() => null), 'null stays null')
-  t.equal(rows[0].upstream_ms, null)
-  t.equal(Number(rows[0].duration_ms), 1.25)
-  t.equal(Number(rows[0].bytes_out), 2_000_000_000, 'sizes past the column are capped')
-  const indexes = (await store.query("SELECT indexname FROM pg_indexes WHERE tablename = 'request_logs' ORDER BY indexname")).rows.map((r: any) => r.indexname)
-  t.same(indexes, ['request_logs_client_idx', 'request_logs_proxy_idx', 'request_logs_seq_key', 'request_logs_time_brin'], 'each written row pays for few indexes')
+  const indexes = (await store.query("SELECT indexname, indexdef FROM pg_indexes WHERE tablename = 'request_logs' ORDER BY indexname")).rows
+  t.same(indexes.map((r: any) => r.indexname), ['request_logs_client_idx', 'request_logs_proxy_idx', 'request_logs_seq_key', 'request_logs_time_brin'], 'each written row pays for few indexes')
+  t.match(indexes[0].indexdef, /WHERE \(client_id IS NOT NULL\)/, 'a request without a client has no entry in the client index')
+  const base = { time: Date.now(), collection_id: 'c', proxy_id: 'p', profile_id: null, method: 'GET', path: '/x', status: 200, duration_ms: 1, upstream_ms: 1, bytes_in: 0, bytes_out: 0 }
+  await insertRequestLogs(store, Array.from({ length: 3000 }, (_, i) => ({ ...base, request_id: `r${i}`, client_id: i % 1000 === 0 ? 'rare' : null })))
+  await store.query('ANALYZE request_logs')
+  const plan = (await store.tx(async q => {
+    await q.query('SET LOCAL enable_seqscan = off')
+    return await q.query("EXPLAIN SELECT * FROM request_logs WHERE client_id = 'rare' ORDER BY seq DESC LIMIT 50")
+  })).rows.map((r: any) => r['QUERY PLAN']).join('\n')
+  t.match(plan, /request_logs_client_idx/, 'a client filter reads the client index')
+  const listed = await listRequestLogs(store, { limit: 50 }, { client_id: 'rare' })
+  t.same(listed.items.map(r => r.request_id), ['r2000', 'r1000', 'r0'])
+})
+
+t.test('a COPY to a PostgreSQL that stops answering fails in the query timeout; the next batch goes through (postgres)', async t => {
+  const target = new URL(await createTestDatabase(t))
+  // A relay between the store and PostgreSQL that can stop passing bytes on (a frozen server or a
+  // dead network, as the client sees them).
+  let frozen = false
+  const sockets = new Set<net.Socket>()
+  const relay = net.createServer(client => {
+    const server = net.connect(Number(target.port === '' ? 5432 : target.port), target.hostname)
+    sockets.add(client); sockets.add(server)
+    client.on('data', d => { if (!frozen) server.write(d) })
+    server.on('data', d => { if (!frozen) client.write(d) })
+    const end = () => { client.destroy(); server.destroy(); sockets.delete(client); sockets.delete(server) }
+    client.on('error', end); server.on('error', end); client.on('close', end); server.on('close', end)
+  })
+  await new Promise<void>(resolve => relay.listen(0, '127.0.0.1', resolve))
+  t.teardown(() => { for (const s of sockets) s.destroy(); relay.close() })
+  const url = new URL(target)
+  url.host = `127.0.0.1:${(relay.address() as net.AddressInfo).port}`
+  const store = await openStore({ DATABASE_URL: url.toString(), DATA_DIR: '', DB_QUERY_TIMEOUT_MS: 1000 }, silentLogger)
+  t.teardown(async () => { await store.close() })
+  const record = (i: number) => ({ time: Date.now(), request_id: `r${i}`, collection_id: null, proxy_id: 'p', client_id: null, profile_id: null, method: 'GET', path: '/x', status: 200, duration_ms: 1, upstream_ms: null, bytes_in: 0, bytes_out: 0 })
+  await insertRequestLogs(store, [record(0)])
+  frozen = true
+  const began = Date.now()
+  await t.rejects(insertRequestLogs(store, [record(1), record(2)]), /timeout/i, 'the batch fails instead of waiting for ever')
+  t.ok(Date.now() - began < 5000, 'within about the query timeout')
+  frozen = false
+  await insertRequestLogs(store, [record(3)])
+  const { rows } = await store.query('SELECT request_id FROM request_logs ORDER BY seq')
+  t.same(rows.map((r: any) => r.request_id), ['r0', 'r3'], 'the failed batch left nothing behind; the connection it used was not reused')
 })

@@ -15,6 +15,7 @@ import { m008ImapTriggerState } from './008-imap-trigger-state.js'
 import { m009ConfigChanges } from './009-config-changes.js'
 import { m010BrokerTriggerState } from './010-broker-trigger-state.js'
 import { m011RequestLogIndexes } from './011-request-log-indexes.js'
+import { m012RequestLogClientIndex } from './012-request-log-client-index.js'
 
 /** `embeddedSql`, when given, is what the embedded store runs instead of `sql`. */
 export interface Migration { version: number, name: string, sql: string, embeddedSql?: string }
@@ -30,5 +31,6 @@ export const MIGRATIONS: readonly Migration[] = [
   m008ImapTriggerState,
   m009ConfigChanges,
   m010BrokerTriggerState,
-  m011RequestLogIndexes
+  m011RequestLogIndexes,
+  m012RequestLogClientIndex
 ]
