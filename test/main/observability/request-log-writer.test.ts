@@ -80,3 +80,30 @@ t.test('a long outage keeps memory bounded: the buffer never holds more than max
   t.equal(w.dropped, 99_000)
   t.ok((w as any).queue.length <= 2000, 'the backing array is cut down as records are dropped')
 })
+
+t.test('records are written once enough wait, before the interval; a failing store is tried once an interval', async t => {
+  const batches: number[] = []
+  let failing = false
+  let calls = 0
+  const w = new RequestLogWriter({
+    sink: async records => { calls++; if (failing) throw new Error('down'); batches.push(records.length) },
+    logger: recordingLogger().logger, flushIntervalMs: 60_000, checkIntervalMs: 10, eagerRecords: 50
+  })
+  t.teardown(() => w.close())
+  const sleep = async (ms: number) => await new Promise(resolve => setTimeout(resolve, ms))
+  for (let i = 0; i < 10; i++) w.append(rec(i))
+  await sleep(150)
+  t.same(batches, [], 'a few records wait for the interval')
+  for (let i = 10; i < 60; i++) w.append(rec(i))
+  for (let waited = 0; batches.length === 0 && waited < 5000; waited += 10) await sleep(10)
+  t.same(batches, [60], 'once 50 wait they are written at a look, long before the interval')
+  failing = true
+  calls = 0
+  for (let i = 0; i < 100; i++) w.append(rec(i))
+  for (let waited = 0; calls === 0 && waited < 5000; waited += 10) await sleep(10)
+  await sleep(300)
+  t.equal(calls, 1, 'a failing store is tried once, then not at every look')
+  failing = false
+  await w.flush()
+  t.same(batches, [60, 100], 'what waited through the failure is written once it is back')
+})
