@@ -27,32 +27,40 @@ import { quotaPeriod, secondsUntil } from './quota-period.js'
 import { createOutageLog, defineScript, runScript } from './redis.js'
 import type { HitResult, RateLimiter } from './types.js'
 
+// The count goes up first and back down when it passes the limit (a refused hit counts nothing):
+// in the common case a rate key costs Redis two calls (INCRBY, PTTL) and a quota key one (its
+// reset comes from the period, not from Redis), where reading before writing took three each.
+// A key is given its expiry when this hit created it (the count equals the cost); one that a
+// refused first hit would leave at 0 is removed.
 // KEYS[1] counter; ARGV cost, limit, ttl ms. Returns {admitted 0|1, count, pttl}.
 const HIT = defineScript(`
 local cost = tonumber(ARGV[1])
-local cur = tonumber(redis.call('GET', KEYS[1]) or '0')
-local ttl = redis.call('PTTL', KEYS[1])
-if cur + cost > tonumber(ARGV[2]) then return {0, cur, ttl} end
-cur = redis.call('INCRBY', KEYS[1], cost)
-if ttl < 0 then redis.call('PEXPIRE', KEYS[1], ARGV[3]) ttl = tonumber(ARGV[3]) end
-return {1, cur, ttl}`)
-// The HIT script on KEYS[1] (rate), then, only when admitted, on KEYS[2] (quota): one round trip for
-// a policy with both. ARGV cost, rate limit, rate ttl ms, quota limit, quota ttl ms.
-// Returns {admitted, count, pttl} for the rate, then the same for the quota ({-1, 0, 0}: not counted).
+local cur = redis.call('INCRBY', KEYS[1], cost)
+if cur == cost then redis.call('PEXPIRE', KEYS[1], ARGV[3]) end
+if cur > tonumber(ARGV[2]) then
+  cur = redis.call('DECRBY', KEYS[1], cost)
+  if cur <= 0 then redis.call('DEL', KEYS[1]) end
+  return {0, cur, redis.call('PTTL', KEYS[1])}
+end
+return {1, cur, redis.call('PTTL', KEYS[1])}`)
+// The rate key (KEYS[1]) as HIT does, then, only when admitted, the quota key (KEYS[2]): one round
+// trip for a policy with both. ARGV cost, rate limit, rate ttl ms, quota limit, quota ttl ms.
+// Returns {admitted, count, pttl} for the rate, then {admitted, count} for the quota ({-1, 0}: not counted).
 const HIT_POLICY = defineScript(`
 local cost = tonumber(ARGV[1])
 local function hit (key, limit, ttlms)
-  local cur = tonumber(redis.call('GET', key) or '0')
-  local ttl = redis.call('PTTL', key)
-  if cur + cost > limit then return 0, cur, ttl end
-  cur = redis.call('INCRBY', key, cost)
-  if ttl < 0 then redis.call('PEXPIRE', key, ttlms) ttl = ttlms end
-  return 1, cur, ttl
+  local cur = redis.call('INCRBY', key, cost)
+  if cur == cost then redis.call('PEXPIRE', key, ttlms) end
+  if cur <= limit then return 1, cur end
+  cur = redis.call('DECRBY', key, cost)
+  if cur <= 0 then redis.call('DEL', key) end
+  return 0, cur
 end
-local a1, c1, t1 = hit(KEYS[1], tonumber(ARGV[2]), tonumber(ARGV[3]))
-if a1 == 0 then return {a1, c1, t1, -1, 0, 0} end
-local a2, c2, t2 = hit(KEYS[2], tonumber(ARGV[4]), tonumber(ARGV[5]))
-return {a1, c1, t1, a2, c2, t2}`)
+local a1, c1 = hit(KEYS[1], tonumber(ARGV[2]), ARGV[3])
+local t1 = redis.call('PTTL', KEYS[1])
+if a1 == 0 then return {a1, c1, t1, -1, 0} end
+local a2, c2 = hit(KEYS[2], tonumber(ARGV[4]), ARGV[5])
+return {a1, c1, t1, a2, c2}`)
 // KEYS[1] members zset; ARGV member, now ms, stale before ms. Returns the live member count.
 const MEMBER = defineScript(`
 redis.call('ZADD', KEYS[1], ARGV[2], ARGV[1])

@@ -80,6 +80,28 @@ t.test('redis: a policy hit (rate limit then quota in one round trip) answers as
   t.equal((await l.hit('r-a', 5, 60)).remaining, 1)
 })
 
+t.test('redis: every counter key expires, and a refused first hit leaves no key behind', async t => {
+  const { redis, prefix, logger } = await testRedis(t, 'keys')
+  const l = createRedisLimiter(redis, logger, { keyPrefix: prefix })
+  await l.hit('k', 3, 60)
+  await l.hit('k', 3, 60)
+  const rateTtl = await redis.pttl(`${prefix}rate:k`)
+  t.ok(rateTtl > 58_000 && rateTtl <= 60_000, `the window's expiry is set once, by its first hit (${rateTtl} ms)`)
+  await l.hitPolicy!({ key: 'pk', limit: 5, windowSeconds: 30 }, { key: 'pq', limit: 5, period: 'day' })
+  const keys = (await redis.keys(`${prefix}*`)).filter(k => !k.endsWith('limiter:members')).sort()
+  t.equal(keys.length, 3)
+  for (const k of keys) t.ok(await redis.pttl(k) > 0, `${k.slice(prefix.length)} expires`)
+  t.equal((await l.hit('zero', 0, 60)).allowed, false, 'a limit of 0 refuses')
+  t.equal((await l.hitQuota('zero', 0, 'month')).allowed, false)
+  t.equal(await redis.exists(`${prefix}rate:zero`), 0, 'no key left at 0 without an expiry')
+  t.same(await redis.keys(`${prefix}quota:zero:*`), [])
+  // A refused hit on a live counter leaves its count and expiry as they were.
+  const before = await redis.pttl(`${prefix}rate:k`)
+  t.same(await l.hit('k', 3, 60, 2).then(r => [r.allowed, r.remaining]), [false, 1])
+  t.equal(await redis.get(`${prefix}rate:k`), '2')
+  t.ok(await redis.pttl(`${prefix}rate:k`) <= before, 'the refused hit did not extend the window')
+})
+
 t.test('memory: a new window reports its full length, however the clock ticks between readings', async t => {
   let ms = Date.UTC(2026, 10, 25, 8, 0, 0, 999)
   const l = createMemoryLimiter(() => ms++) // each reading is a millisecond later
