@@ -8,6 +8,7 @@
  *   - redis: PostgreSQL with CACHE_TYPE=redis (two instances sharing the database; the second one
  *     measures how fast a change made on the first is live there)
  *   - default with logs off: REQUEST_LOG_RETENTION_HOURS=0 and LOG_LEVEL=warn (what the two logs cost)
+ *   - default with terminal logs: LOG_FORMAT=pretty, what `npm start` in a terminal writes
  *   - gateway alone (bench/gateway-server.mjs: no store, no request log, no worker pool)
  * wrk -t1 -c50 GET, every contender once per round, the order rotating each round, medians, and
  * per round ratios. Then latency at equal load (the same wrk with a 10 ms pause per connection
@@ -111,6 +112,7 @@ const TARGETS = {
   'default auth': { svc: 'default', path: '/auth/items/7', auth: true },
   'default workflow': { svc: 'default', path: '/flow/items/7' },
   'default open, logs off': { svc: 'quiet', path: '/open/items/7' },
+  'default open, terminal logs': { svc: 'pretty', path: '/open/items/7' },
   'postgres open': { svc: 'postgres', path: '/open/items/7' },
   'redis open': { svc: 'redis', path: '/open/items/7' },
   'redis auth': { svc: 'redis', path: '/auth/items/7', auth: true }
@@ -140,6 +142,8 @@ async function main () {
     services.default = await startService('default', { ...base, DATA_DIR: path.join(work, 'data-default') })
     // The default start without its two per-request logs (request log, access line): what they cost.
     services.quiet = await startService('quiet', { ...base, DATA_DIR: path.join(work, 'data-quiet'), REQUEST_LOG_RETENTION_HOURS: '0', LOG_LEVEL: 'warn' })
+    // The default start as in a terminal (LOG_FORMAT=auto on a TTY): human-readable lines.
+    services.pretty = await startService('pretty', { ...base, DATA_DIR: path.join(work, 'data-pretty'), LOG_FORMAT: 'pretty' })
     const pgDb = await createBenchDatabase('gh_bench'); dbs.push(pgDb)
     services.postgres = await startService('postgres', { ...base, DATABASE_URL: pgDb.url, DATA_DIR: path.join(work, 'data-pg') })
     const redisDb = await createBenchDatabase('gh_bench'); dbs.push(redisDb)
@@ -241,7 +245,8 @@ function writeResults (results, paced, profiles, propagation, idle) {
     'request log on, LOG_LEVEL info with one access line per request, written to a file; memory cache; WORKERS = cores − 1):',
     '**default** = embedded store; **postgres** = `DATABASE_URL` on the local PostgreSQL 15; **redis** = PostgreSQL with',
     '`CACHE_TYPE=redis` (auth counts its rate limit and quota in Redis). **default open, logs off** = the default start with',
-    '`REQUEST_LOG_RETENTION_HOURS=0` and `LOG_LEVEL=warn` (no request log, no access line). **alone** = the gateway with no store, no request log and',
+    '`REQUEST_LOG_RETENTION_HOURS=0` and `LOG_LEVEL=warn` (no request log, no access line). **default open, terminal logs** = the default start',
+    'with `LOG_FORMAT=pretty`, the lines `npm start` prints in a terminal (here to a file). **alone** = the gateway with no store, no request log and',
     'no worker pool (`bench/gateway-server.mjs`). Paths: open `/open/items/{id}`; auth: the same proxy in a collection with',
     '`auth_required`, an `api_key` profile and a policy with a rate limit and a monthly quota (never reached); workflow:',
     '`http_trigger → set_node → response_node` in the worker pool. CPU µs/req: the service process\'s CPU time (all threads)',
@@ -253,6 +258,7 @@ function writeResults (results, paced, profiles, propagation, idle) {
     'default auth': `${x(ratio('default auth', 'default open'))} of default open`,
     'default workflow': `${x(ratio('default workflow', 'default open'))} of default open`,
     'default open, logs off': `${x(ratio('default open, logs off', 'nginx'))} nginx; ${x(ratio('default open', 'default open, logs off'))} of it with the logs on`,
+    'default open, terminal logs': `${x(ratio('default open, terminal logs', 'nginx'))} nginx; ${x(ratio('default open, terminal logs', 'default open'))} of default open`,
     'postgres open': `${x(ratio('postgres open', 'nginx'))} nginx`,
     'redis open': `${x(ratio('redis open', 'nginx'))} nginx`,
     'redis auth': `${x(ratio('redis auth', 'redis open'))} of redis open`
