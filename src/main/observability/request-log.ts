@@ -3,15 +3,15 @@
  * the hot path); a timer writes them in batches through `sink` (one COPY per
  * batch on PostgreSQL, one append to the embedded store's files): once a
  * second, or sooner once `eagerRecords` wait (checked every `checkIntervalMs`).
- * Under load records are written within about 100 ms: a record that waits a
- * second outlives the young generation's collections and is copied into the
- * old one, whose collections then pause the gateway's thread for milliseconds
- * (p99 at equal load 0.5-1.5 ms lower with it, bench/RESULTS.md). The buffer is
+ * Under load records are written within about 100 ms: a record held for a
+ * second is still alive at the young generation's collections meanwhile,
+ * which copy it and then move it to the old generation; written sooner, most
+ * die young (p99 at equal load 0.3-1.8 ms lower, bench/RESULTS.md). The buffer is
  * bounded: past `maxBuffer` (overload, or while the sink fails) the oldest
  * records are dropped and counted (`gatehouse_request_log_dropped_total` at
  * /metrics), with one warning per outage. close() writes everything left.
  *
- *   append ─> [ queue: head … tail ] ─ timer ─> batch ─> sink (INSERT)
+ *   append ─> [ queue: head … tail ] ─ timer ─> batch ─> sink (COPY / append)
  *                 └─ full: drop oldest, dropped++
  */
 import type { Logger } from '../logger.js'
