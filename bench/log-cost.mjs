@@ -11,10 +11,11 @@ import { spawn } from 'node:child_process'
 import fs from 'node:fs'
 import path from 'node:path'
 import { fileURLToPath } from 'node:url'
-import { createBenchDatabase, postgresCpuUs, runWrk, startBenchService } from './service-client.mjs'
+import { createBenchDatabase, ensureTools, postgresCpuUs, runWrk, startBenchService } from './service-client.mjs'
 
 const store = process.argv[2] ?? 'embedded'
 if (store !== 'embedded' && store !== 'postgres') throw new Error('usage: node bench/log-cost.mjs [embedded|postgres]')
+ensureTools()
 const here = path.dirname(fileURLToPath(import.meta.url))
 const work = path.join(here, '.work')
 fs.mkdirSync(work, { recursive: true })

@@ -18,12 +18,12 @@
  * machine's cores. nginx and wrk are installed with apt-get when missing (root, or sudo without a
  * password; otherwise the run stops and says so).
  */
-import { execFileSync, spawn, spawnSync } from 'node:child_process'
+import { spawn } from 'node:child_process'
 import fs from 'node:fs'
 import os from 'node:os'
 import path from 'node:path'
 import { fileURLToPath } from 'node:url'
-import { createBenchDatabase, runWrk, startBenchService } from './service-client.mjs'
+import { createBenchDatabase, ensureTools, runWrk, startBenchService } from './service-client.mjs'
 
 const here = path.dirname(fileURLToPath(import.meta.url))
 const work = path.join(here, '.work')
@@ -35,18 +35,6 @@ const PORTS = { backend: 18901, nginx: 18902, gateway: 18903 }
 const PACE_MS = 10
 const PACED = ['nginx', 'default open', 'default open, logs off', 'postgres open', 'redis open']
 const BODY = JSON.stringify({ items: Array.from({ length: 12 }, (_, i) => ({ id: i, name: `item-${i}`, tags: ['a', 'b'], price: i * 1.5 })) }).slice(0, 1000).padEnd(1024, ' ')
-
-function have (cmd) { return spawnSync('sh', ['-c', `command -v ${cmd}`]).status === 0 }
-function ensureTools () {
-  const missing = ['nginx', 'wrk'].filter(c => !have(c))
-  if (missing.length === 0) return
-  console.log(`installing ${missing.join(', ')} from Debian (apt-get)`)
-  const sudo = process.getuid?.() === 0 ? [] : ['sudo', '-n']
-  if (sudo.length > 0 && !have('sudo')) throw new Error(`${missing.join(' and ')} missing: install them (apt-get install nginx wrk) and run again`)
-  const run = (args) => execFileSync(sudo.length ? sudo[0] : args[0], sudo.length ? [...sudo.slice(1), ...args] : args.slice(1), { stdio: 'inherit', env: { ...process.env, DEBIAN_FRONTEND: 'noninteractive' } })
-  run(['apt-get', 'update', '-qq'])
-  run(['apt-get', 'install', '-y', '-qq', 'nginx', 'wrk'])
-}
 
 function nginxConf () {
   fs.mkdirSync(path.join(work, 'logs'), { recursive: true })

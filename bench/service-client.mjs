@@ -1,13 +1,28 @@
 // Starts bench/service-server.mjs (the service as `npm start` runs it, plus `env`) and talks to it
 // over fd 3: `ask(command)` answers the JSON line the server writes back (see service-server.mjs).
 // Its stdout goes to <work>/<name>.log. runWrk loads a URL as every bench here does;
-// createBenchDatabase makes a throwaway PostgreSQL database for a bench.
-import { execFileSync, spawn } from 'node:child_process'
+// createBenchDatabase makes a throwaway PostgreSQL database for a bench; ensureTools installs
+// nginx and wrk when they are missing.
+import { execFileSync, spawn, spawnSync } from 'node:child_process'
 import fs from 'node:fs'
 import path from 'node:path'
 import { fileURLToPath } from 'node:url'
 
 const here = path.dirname(fileURLToPath(import.meta.url))
+
+function have (cmd) { return spawnSync('sh', ['-c', `command -v ${cmd}`]).status === 0 }
+
+/** Installs nginx and wrk from Debian when missing (root, or sudo without a password). */
+export function ensureTools () {
+  const missing = ['nginx', 'wrk'].filter(c => !have(c))
+  if (missing.length === 0) return
+  console.log(`installing ${missing.join(', ')} from Debian (apt-get)`)
+  const sudo = process.getuid?.() === 0 ? [] : ['sudo', '-n']
+  if (sudo.length > 0 && !have('sudo')) throw new Error(`${missing.join(' and ')} missing: install them (apt-get install nginx wrk) and run again`)
+  const run = (args) => execFileSync(sudo.length ? sudo[0] : args[0], sudo.length ? [...sudo.slice(1), ...args] : args.slice(1), { stdio: 'inherit', env: { ...process.env, DEBIAN_FRONTEND: 'noninteractive' } })
+  run(['apt-get', 'update', '-qq'])
+  run(['apt-get', 'install', '-y', '-qq', 'nginx', 'wrk'])
+}
 
 /** A service instance (bench/service-server.mjs) and its command channel. */
 export async function startBenchService (name, env, { work, backendPort, ...extra }) {
