@@ -77,9 +77,12 @@ export class RequestLogWriter {
     this.lastFlush = Date.now()
     this.flushing = (async () => {
       const size = this.o.batchSize ?? 1000
-      while (this.buffered > 0) {
+      // What waits now, not what arrives meanwhile: under load, chasing the records that come in
+      // during each write ended every flush with a tail of appends of a few records each.
+      const end = this.base + this.queue.length
+      while (this.head < end) {
         const start = this.head
-        const batch = this.queue.slice(start - this.base, start - this.base + size)
+        const batch = this.queue.slice(start - this.base, Math.min(end, start + size) - this.base)
         try {
           await this.o.sink(batch)
           // Records dropped while the batch was being written moved head past some of it already.
@@ -115,6 +118,8 @@ export class RequestLogWriter {
   async close (): Promise<void> {
     clearInterval(this.timer)
     await this.flush()
+    // Records appended while that flush ran, unless the store is failing.
+    while (this.buffered > 0 && !this.failing) await this.flush()
   }
 
   private compact (): void {

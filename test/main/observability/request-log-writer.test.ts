@@ -107,3 +107,28 @@ t.test('records are written once enough wait, before the interval; a failing sto
   await w.flush()
   t.same(batches, [60, 100], 'what waited through the failure is written once it is back')
 })
+
+t.test('a flush writes what waited when it began; what arrives meanwhile waits for the next one, and close writes everything', async t => {
+  const batches: number[][] = []
+  let release: () => void = () => {}
+  let hold = true
+  const w = new RequestLogWriter({
+    sink: async records => {
+      batches.push(records.map(r => r.time))
+      if (hold) await new Promise<void>(resolve => { release = resolve })
+    },
+    logger: recordingLogger().logger, flushIntervalMs: 3_600_000, batchSize: 100
+  })
+  for (let i = 0; i < 150; i++) w.append(rec(i))
+  const flushing = w.flush()
+  await new Promise(resolve => setImmediate(resolve))
+  for (let i = 150; i < 160; i++) w.append(rec(i)) // while the first batch is being written
+  hold = false
+  release()
+  await flushing
+  t.same(batches.map(b => [b[0], b.at(-1), b.length]), [[0, 99, 100], [100, 149, 50]], 'the 150 that waited, in batches of 100')
+  t.equal(w.buffered, 10, 'the 10 that came during the write wait')
+  await w.close()
+  t.same(batches.at(-1), Array.from({ length: 10 }, (_, i) => 150 + i), 'close writes them')
+  t.equal(w.buffered, 0)
+})
