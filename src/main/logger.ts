@@ -136,25 +136,20 @@ export function accessLogger (logger: Logger): (f: AccessFields) => void {
 
 // The time of an access line, made once a millisecond (a gateway writes many lines in one):
 // formatting a Date cost about 0.5 µs a line.
-let isoAt = -1
-let iso = ''
-function isoNow (): string {
-  const now = Date.now()
-  if (now !== isoAt) { isoAt = now; iso = new Date(now).toISOString() }
-  return iso
-}
-let localAt = -1
-let local = ''
-function localTimeNow (): string {
-  const now = Date.now()
-  if (now !== localAt) {
-    localAt = now
-    const at = new Date(now)
-    const ms = at.getMilliseconds()
-    local = `${two(at.getHours())}:${two(at.getMinutes())}:${two(at.getSeconds())}.${ms < 10 ? '00' : ms < 100 ? '0' : ''}${ms}`
+function oncePerMs (format: (at: Date) => string): () => string {
+  let made = -1
+  let text = ''
+  return () => {
+    const now = Date.now()
+    if (now !== made) { made = now; text = format(new Date(now)) }
+    return text
   }
-  return local
 }
+const isoNow = oncePerMs(at => at.toISOString())
+const localTimeNow = oncePerMs(at => {
+  const ms = at.getMilliseconds()
+  return `${two(at.getHours())}:${two(at.getMinutes())}:${two(at.getSeconds())}.${ms < 10 ? '00' : ms < 100 ? '0' : ''}${ms}`
+})
 
 // Printable ASCII but the space, the quote and the backslash: shown as it is; anything else
 // (a control character could move a terminal's cursor) is shown quoted, as JSON spells it.

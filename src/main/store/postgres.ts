@@ -35,57 +35,63 @@ export function createPostgresStore (opts: PostgresOptions, logger: Logger): Sto
     return { rows: res.rows as T[], rowCount: res.rowCount ?? 0 }
   }
 
+  /**
+   * A client of its own for `fn`. A checked-out client has no pool listener: a server crash while
+   * it is out would be an unhandled 'error' event and end the process, so it is noted here (the
+   * next query fails). A client that broke, or that `fn` discards, is closed instead of reused.
+   */
+  const checkedOut = async <T>(fn: (client: pgTypes.PoolClient, discard: (err: Error) => void) => Promise<T>): Promise<T> => {
+    const client = await pool.connect()
+    let broken: Error | undefined
+    const onError = (err: Error) => { broken = err; lost(err) }
+    client.on('error', onError)
+    try {
+      return await fn(client, err => { broken ??= err })
+    } finally {
+      client.off('error', onError)
+      client.release(broken)
+    }
+  }
+
   return {
     kind: 'postgres',
     query: async (sql, params) => await run(pool, sql, params),
     exec: async sql => { await pool.query(sql) },
     async tx (fn) {
-      const client = await pool.connect()
-      let broken: Error | undefined
-      // A checked-out client has no pool listener: a server crash between two of its queries
-      // would be an unhandled 'error' event and end the process. Note it; the next query fails.
-      const onError = (err: Error) => { broken = err; lost(err) }
-      client.on('error', onError)
-      try {
-        await client.query('BEGIN')
-        const q: Queryable = {
-          query: async (sql, params) => await run(client, sql, params),
-          exec: async sql => { await client.query(sql) }
+      return await checkedOut(async (client, discard) => {
+        try {
+          await client.query('BEGIN')
+          const q: Queryable = {
+            query: async (sql, params) => await run(client, sql, params),
+            exec: async sql => { await client.query(sql) }
+          }
+          const result = await fn(q)
+          await client.query('COMMIT')
+          return result
+        } catch (err) {
+          // A connection whose rollback failed is discarded rather than reused.
+          await client.query('ROLLBACK').catch((e: Error) => { discard(e) })
+          throw err
         }
-        const result = await fn(q)
-        await client.query('COMMIT')
-        return result
-      } catch (err) {
-        await client.query('ROLLBACK').catch((e: Error) => { broken = e })
-        throw err
-      } finally {
-        // A connection whose rollback failed (or that broke) is discarded rather than reused.
-        client.off('error', onError)
-        client.release(broken)
-      }
+      })
     },
     async copyFrom (sql, text) {
-      const client = await pool.connect()
-      let broken: Error | undefined
-      const onError = (err: Error) => { broken = err; lost(err) }
-      client.on('error', onError)
-      try {
-        // The pool's query_timeout covers the stream too (pg arms it for any submitted query).
-        const copy = client.query(loadCopyStreams().from(sql))
-        await new Promise<void>((resolve, reject) => {
-          copy.on('finish', resolve)
-          copy.on('error', reject)
-          copy.end(text)
-        })
-        return copy.rowCount
-      } catch (err) {
-        // A connection whose COPY failed part-way may still be in it: it is discarded, not reused.
-        broken ??= err as Error
-        throw err
-      } finally {
-        client.off('error', onError)
-        client.release(broken)
-      }
+      return await checkedOut(async (client, discard) => {
+        try {
+          // The pool's query_timeout covers the stream too (pg arms it for any submitted query).
+          const copy = client.query(loadCopyStreams().from(sql))
+          await new Promise<void>((resolve, reject) => {
+            copy.on('finish', resolve)
+            copy.on('error', reject)
+            copy.end(text)
+          })
+          return copy.rowCount
+        } catch (err) {
+          // A connection whose COPY failed part-way may still be in it: it is discarded, not reused.
+          discard(err as Error)
+          throw err
+        }
+      })
     },
     async ping () { await pool.query('SELECT 1') },
     async close () { await pool.end() }

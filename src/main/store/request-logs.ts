@@ -28,12 +28,11 @@ const MAX_PATH = 2048
 const MAX_BYTES = 2_000_000_000
 // What COPY's text format cannot carry as it is: its delimiters, its escape, and NUL (which no
 // PostgreSQL text value holds: it is left out, as the INSERT leaves it out).
-const SPECIAL = /[\t\n\r\\\0]/
 const ESCAPES: Record<string, string> = { '\t': '\\t', '\n': '\\n', '\r': '\\r', '\\': '\\\\', '\0': '' }
 const SPECIALS = /[\t\n\r\\\0]/g
 
 function text (s: string): string {
-  return SPECIAL.test(s) ? s.replace(SPECIALS, c => ESCAPES[c]) : s
+  return s.replace(SPECIALS, c => ESCAPES[c])
 }
 
 function nullable (s: string | null | undefined): string {
