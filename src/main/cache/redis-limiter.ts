@@ -2,6 +2,7 @@
  * Rate limits and quotas shared by every instance through Redis.
  *
  *   hit ──Redis up──▶ HIT script (check + INCRBY + PEXPIRE, atomic) ──▶ result
+ *                     (sent on a RedisPipe of its own: the request path's one Redis call)
  *     └──Redis down──▶ local counters (logged once)
  *                        quota hits also add to `pending`, starting from the
  *                        last count Redis reported for that key
@@ -11,7 +12,8 @@
  * While down, no hit waits for Redis: a frozen server would otherwise cost
  * every request the command timeout, and timed-out increments that still run
  * later would count twice. A hit waits at most LIMIT_WAIT_MS for Redis before
- * it is answered locally (no request stalls on a paused server).
+ * it is answered locally (no request stalls on a paused server); the pipe then
+ * drops its connection and the probe connects it again.
  *
  * Degraded mode, each instance enforcing its share: the limiters register in a
  * Redis sorted set (heartbeat every second, members gone for 15 s dropped), so
@@ -25,6 +27,7 @@ import type { Logger } from '../logger.js'
 import { createMemoryLimiter } from './memory-limiter.js'
 import { quotaPeriod, secondsUntil } from './quota-period.js'
 import { createOutageLog, defineScript, runScript } from './redis.js'
+import { RedisPipe, type PipeTarget } from './redis-pipe.js'
 import type { HitResult, RateLimiter } from './types.js'
 
 // The count goes up first and back down when it passes the limit (a refused hit counts nothing):
@@ -80,14 +83,6 @@ const LIMIT_WAIT_MS = 250
 const MEMBER_HEARTBEAT_MS = 1000
 const MEMBER_STALE_MS = 15_000
 
-/** The promise, or a rejection once `ms` have passed. */
-function within<T> (p: Promise<T>, ms: number): Promise<T> {
-  return new Promise((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`Redis did not answer within ${ms} ms`)), ms)
-    p.then(v => { clearTimeout(timer); resolve(v) }, err => { clearTimeout(timer); reject(err) })
-  })
-}
-
 export interface RedisLimiterOptions {
   keyPrefix: string
   probeIntervalMs?: number
@@ -100,6 +95,9 @@ export function createRedisLimiter (redis: Redis, logger: Logger, opts: RedisLim
   const local = createMemoryLimiter(clock)
   const outage = createOutageLog(logger, 'rate-limits')
   const probeIntervalMs = opts.probeIntervalMs ?? 1000
+  // The hits' own connection, to the server ioredis was given; it closes with the ioredis client.
+  const pipe = new RedisPipe(redis.options as PipeTarget, { deadlineMs: LIMIT_WAIT_MS, retryMs: probeIntervalMs })
+  redis.once('end', () => { pipe.close() })
   /** Last count Redis reported per quota key, the base for local counting in an outage. */
   const known = new Map<string, number>()
   /** Quota hits admitted locally during an outage, not yet in Redis. */
@@ -144,7 +142,7 @@ export function createRedisLimiter (redis: Redis, logger: Logger, opts: RedisLim
   const probe = () => {
     if (probing !== undefined) return
     lastProbe = Date.now()
-    probing = redis.ping().then(flushPending).then(() => {
+    probing = Promise.all([pipe.ping(), redis.ping()]).then(flushPending).then(() => {
       down = false
       outage.ok('Rate limits reach Redis again; pending quota counts were added')
     }, () => {}).finally(() => { probing = undefined })
@@ -157,7 +155,7 @@ export function createRedisLimiter (redis: Redis, logger: Logger, opts: RedisLim
       return undefined
     }
     try {
-      const [admitted, count, ttl] = await within(runScript(redis, HIT, [key], [cost, limit, ttlMs]), LIMIT_WAIT_MS) as [number, number, number]
+      const [admitted, count, ttl] = await pipe.evalsha(HIT, [key], [cost, limit, ttlMs]) as [number, number, number]
       return { allowed: admitted === 1, count, ttl: ttl < 0 ? ttlMs : ttl }
     } catch (err) {
       fail(err)
@@ -184,8 +182,8 @@ export function createRedisLimiter (redis: Redis, logger: Logger, opts: RedisLim
       const rkey = `${opts.keyPrefix}quota:${quota.key}:${stamp}`
       if (!down) {
         try {
-          const [a1, c1, t1, a2, c2] = await within(runScript(redis, HIT_POLICY, [`${opts.keyPrefix}rate:${rate.key}`, rkey],
-            [1, rate.limit, rate.windowSeconds * 1000, quota.limit, endMs - now + QUOTA_GRACE_MS]), LIMIT_WAIT_MS) as number[]
+          const [a1, c1, t1, a2, c2] = await pipe.evalsha(HIT_POLICY, [`${opts.keyPrefix}rate:${rate.key}`, rkey],
+            [1, rate.limit, rate.windowSeconds * 1000, quota.limit, endMs - now + QUOTA_GRACE_MS]) as number[]
           const r = rateResult(rate.limit, { allowed: a1 === 1, count: c1, ttl: t1 < 0 ? rate.windowSeconds * 1000 : t1 })
           return [r, a2 === -1 ? null : quotaResult(rkey, quota.limit, endMs, now, { allowed: a2 === 1, count: c2 })]
         } catch (err) { fail(err) }

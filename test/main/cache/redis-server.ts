@@ -23,13 +23,14 @@ export interface RedisServer {
   close (): Promise<void>
 }
 
-export async function startRedisServer (): Promise<RedisServer> {
+/** `args`: more redis-server options (a password, TLS, a unix socket); `dir` is where its files go. */
+export async function startRedisServer (args: (dir: string) => string[] = () => []): Promise<RedisServer & { dir: string }> {
   const port = await freePort()
   const dir = await mkdtemp(path.join(os.tmpdir(), 'gatehouse-redis-'))
   let child: ChildProcess | undefined
   const start = async () => {
     const c = spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no',
-      '--daemonize', 'no', '--dir', dir, '--dbfilename', 'dump.rdb'], { stdio: ['ignore', 'pipe', 'inherit'] })
+      '--daemonize', 'no', '--dir', dir, '--dbfilename', 'dump.rdb', ...args(dir)], { stdio: ['ignore', 'pipe', 'inherit'] })
     child = c
     await new Promise<void>((resolve, reject) => {
       let out = ''
@@ -53,6 +54,7 @@ export async function startRedisServer (): Promise<RedisServer> {
   }
   await start()
   return {
+    dir,
     port,
     url: `redis://127.0.0.1:${port}`,
     start,
