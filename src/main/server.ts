@@ -122,6 +122,11 @@ export async function start (config: Readonly<Config>, opts: StartOptions = {}):
   const triggers = createTriggers({ store, runner, hub, kv: shared.kv, locks: shared.locks, logger, secretsKey, heartbeatMs: config.TRIGGER_HEARTBEAT_MS })
   metrics.addSource(() => triggers.prometheus())
   metrics.addSource(() => {
+    const n = pool.running()
+    return '# HELP gatehouse_workflow_threads Worker threads running workflows, by lane (they start with the first workflow served).\n# TYPE gatehouse_workflow_threads gauge\n' +
+      `gatehouse_workflow_threads{lane="light"} ${n.light}\ngatehouse_workflow_threads{lane="cpu"} ${n.cpu}\n`
+  })
+  metrics.addSource(() => {
     const shed = gateway.shed
     return '# HELP gatehouse_gateway_shed_total Gateway requests answered 503 because the gateway was overloaded, by signal.\n# TYPE gatehouse_gateway_shed_total counter\n' +
       `gatehouse_gateway_shed_total{signal="in_flight"} ${shed.in_flight}\ngatehouse_gateway_shed_total{signal="event_loop_delay"} ${shed.event_loop_delay}\n`
@@ -152,6 +157,8 @@ export async function start (config: Readonly<Config>, opts: StartOptions = {}):
     reloadAccess: async () => { access.current = await loadAccessSnapshot(store, secretsKey) },
     // O(what changed) on every consumer; a full update (start, long gap) diffs the whole picture.
     apply: ({ full, delta, view }) => {
+      // The first workflow served starts the worker thread, before its first request needs it.
+      if ((full ? view.proxies() : delta.proxies).some(p => p.workflow_enabled && p.workflow !== null)) pool.warm()
       if (full) gateway.setRoutes(view.collections(), view.proxies().map(listens.overlay))
       else gateway.updateRoutes({ ...delta, proxies: delta.proxies.map(listens.overlay) })
       portal.setRoutes(view)

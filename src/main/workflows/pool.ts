@@ -39,6 +39,10 @@ export type Lane = 'light' | 'cpu'
 
 export interface WorkflowPool {
   run (task: RunTask, hooks?: RunHooks, lane?: Lane): Promise<ExecutionResult>
+  /** Starts the light lane's thread now, so that the first run does not wait for it. */
+  warm (): void
+  /** Worker threads running now, per lane. */
+  running (): Record<Lane, number>
   readonly threads: number
   close (): Promise<void>
 }
@@ -59,16 +63,39 @@ const MAX_SENT_KEYS = 4096
  */
 export const RUNS_PER_WORKER = 16
 
+/**
+ * The lanes start with their first run (or, for the light lane, warm()): a gateway that serves no
+ * workflow keeps no worker thread, about 20 MB of resident memory. Once started, the light lane
+ * keeps one thread ready; the cpu lane's threads end after a minute idle.
+ */
 export function createWorkflowPool (threads: number): WorkflowPool {
-  const lanes = { light: lane(threads, 1), cpu: lane(threads, 0) }
+  let light: LaneRunner | undefined
+  let cpu: LaneRunner | undefined
+  let closed = false
+  const open = (which: Lane) => {
+    if (closed) throw new Error('The workflow pool is closed')
+    return which === 'light' ? (light ??= lane(threads, 1)) : (cpu ??= lane(threads, 0))
+  }
   return {
     threads,
-    run: async (task, hooks, which = 'light') => await lanes[which].run(task, hooks),
-    async close () { await Promise.all([lanes.light.close(), lanes.cpu.close()]) }
+    run: async (task, hooks, which = 'light') => await open(which).run(task, hooks),
+    warm () { if (!closed) open('light') },
+    running: () => ({ light: light?.threads ?? 0, cpu: cpu?.threads ?? 0 }),
+    async close () {
+      closed = true
+      await Promise.all([light?.close(), cpu?.close()])
+    }
   }
 }
 
-function lane (threads: number, minThreads: number): Omit<WorkflowPool, 'threads'> {
+interface LaneRunner {
+  run: WorkflowPool['run']
+  /** Threads running now. */
+  readonly threads: number
+  close (): Promise<void>
+}
+
+function lane (threads: number, minThreads: number): LaneRunner {
   // recordTiming off: nothing reads Piscina's run/wait histograms, and they cost a sample per task.
   const pool = new Piscina<RunTask, ExecutionResult>({
     filename: workerFile(), minThreads, maxThreads: threads, idleTimeout: 60_000, recordTiming: false, concurrentTasksPerWorker: RUNS_PER_WORKER
@@ -103,6 +130,7 @@ function lane (threads: number, minThreads: number): Omit<WorkflowPool, 'threads
   }
   return {
     run: submit,
+    get threads () { return pool.threads.length },
     async close () { await pool.destroy() }
   }
 }
