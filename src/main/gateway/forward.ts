@@ -77,6 +77,7 @@ class Relay implements ExchangeEvents {
     const x = this.x
     if (x.aborted) return
     x.bytesOut += chunk.length
+    // Chunks are views of the upstream read buffer (valid during this call): gathered as copies.
     if (this.small !== null) { this.small.push(Buffer.from(chunk)); return }
     x.res.cork(() => this.stream(chunk))
   }
@@ -126,7 +127,8 @@ class Relay implements ExchangeEvents {
       const off = res.getWriteOffset()
       const [ok, fin] = res.tryEnd(chunk, this.totalLength)
       if (!ok && !fin) {
-        this.pending = chunk
+        // The chunk is a view of the upstream read buffer, reused by the next read: keep a copy.
+        this.pending = Buffer.from(chunk)
         this.pendingOffset = off
         x.upstream?.pause()
         res.onWritable(o => {

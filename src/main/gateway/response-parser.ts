@@ -1,7 +1,8 @@
 /**
  * Incremental HTTP/1.1 response parser for the upstream client: head, then a
  * body framed by Content-Length, chunked encoding, or the connection's close.
- * Chunks are handed on as they arrive (no buffering of bodies).
+ * Chunks are handed on as they arrive (no buffering of bodies); they are views of
+ * the pushed bytes, valid only until push returns.
  */
 
 export interface ResponseHead { status: number, statusText: string, headers: Array<[string, string]>, keepAlive: boolean }
@@ -39,7 +40,8 @@ export class ResponseParser {
           const end = joined.indexOf('\r\n\r\n')
           if (end === -1) {
             if (joined.length > MAX_HEAD) throw new Error('upstream response head too large')
-            this.head = joined
+            // Kept past this call: a copy (the caller's buffer is reused for the next read).
+            this.head = joined === buf ? Buffer.from(buf) : joined
             return
           }
           this.head = null

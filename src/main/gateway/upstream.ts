@@ -54,10 +54,13 @@ export class OriginPool {
   }
 
   connect (onReady: (ps: PooledSocket) => void, onFail: (err: Error) => void, timeoutMs: number): PooledSocket {
+    // Plain TCP reads into one reused buffer (see readInto): Node's stream path made a Buffer
+    // and a 'data' event per read, 2.5-4 µs more per answer.
+    let ps: PooledSocket | null = null
     const socket = this.secure
       ? tls.connect({ host: this.host, port: this.port, servername: net.isIP(this.servername) === 0 ? this.servername : undefined })
-      : net.connect({ host: this.host, port: this.port })
-    const ps: PooledSocket = { socket, owner: null, reused: false }
+      : net.connect({ host: this.host, port: this.port, onread: { buffer: READ_BUFFER, callback: n => { if (ps !== null) received(ps, READ_BUFFER.subarray(0, n)); return true } } })
+    ps = { socket, owner: null, reused: false }
     socket.setNoDelay(true)
     const timer = setTimeout(() => { socket.destroy(new Error(`connect timeout after ${timeoutMs} ms`)) }, timeoutMs)
     const ready = () => { clearTimeout(timer); socket.off('error', fail); wire(this, ps); onReady(ps) }
@@ -78,12 +81,23 @@ export class OriginPool {
   }
 }
 
+/**
+ * Where plain upstream sockets read (net's `onread`): the bytes of one read are only valid during
+ * its callback, the next read of any socket overwrites them. Whatever outlives the callback is
+ * copied: a response head split across reads (ResponseParser), a small answer gathered whole and
+ * a chunk the client could not take yet (forward.ts's Relay). uWS copies what it buffers.
+ */
+const READ_BUFFER = Buffer.allocUnsafe(64 * 1024)
+
+function received (ps: PooledSocket, buf: Buffer): void {
+  if (ps.owner !== null) ps.owner.data(buf)
+  else ps.socket.destroy() // bytes on an idle connection: not reusable
+}
+
 function wire (pool: OriginPool, ps: PooledSocket): void {
   ps.socket.setKeepAlive(true, 30_000)
-  ps.socket.on('data', (buf: Buffer) => {
-    if (ps.owner !== null) ps.owner.data(buf)
-    else ps.socket.destroy() // bytes on an idle connection: not reusable
-  })
+  // TLS sockets read through the stream ('data'); plain ones through READ_BUFFER.
+  if (pool.secure) ps.socket.on('data', (buf: Buffer) => { received(ps, buf) })
   ps.socket.on('end', () => { if (ps.owner !== null) ps.owner.eof() })
   ps.socket.on('error', (err: Error) => { if (ps.owner !== null) ps.owner.socketError(err) })
   ps.socket.on('close', () => { if (ps.owner !== null) ps.owner.socketError(new Error('upstream connection closed')) })
