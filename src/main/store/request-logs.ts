@@ -1,5 +1,5 @@
 import type { Page } from '../../common/types.js'
-import type { RequestRecord } from '../observability/types.js'
+import { loggedPath, type RequestRecord } from '../observability/types.js'
 import { iso, page, whereOf, type PageQuery } from './rows.js'
 import type { Queryable, Store } from './types.js'
 
@@ -24,7 +24,6 @@ export async function insertRequestLogs (store: Queryable & Pick<Store, 'copyFro
   else await store.query(INSERT, [jsonRows(records)])
 }
 
-const MAX_PATH = 2048
 const MAX_BYTES = 2_000_000_000
 // What COPY's text format cannot carry as it is: its delimiters, its escape, and NUL (which no
 // PostgreSQL text value holds: it is left out, as the INSERT leaves it out).
@@ -45,8 +44,7 @@ function copyRows (records: RequestRecord[]): string {
   for (const r of records) {
     let p = r.path
     if (p.includes('\0')) p = p.replaceAll('\0', '')
-    // Cut by characters, as the column's limit counts them (a pair of surrogates is one).
-    if (p.length > MAX_PATH) p = [...p].slice(0, MAX_PATH).join('')
+    p = loggedPath(p)
     out += `${new Date(r.time).toISOString()}\t${text(r.request_id)}\t${nullable(r.collection_id)}\t${nullable(r.proxy_id)}\t${nullable(r.client_id)}\t` +
       `${nullable(r.profile_id)}\t${text(r.method)}\t${text(p)}\t${r.status}\t${r.duration_ms}\t${r.upstream_ms ?? '\\N'}\t` +
       `${Math.min(r.bytes_in, MAX_BYTES)}\t${Math.min(r.bytes_out, MAX_BYTES)}\n`

@@ -30,11 +30,13 @@ async function listAll (log: RequestLogFiles, order: 'asc' | 'desc', limit: numb
 t.test('awkward values are listed back as given', async t => {
   const log = await RequestLogFiles.open(path.join(await createTempDir(t), 'request-log'))
   t.teardown(() => log.close())
-  const paths = ['/tab\there', '/line\nbreak\r', '/back\\slash\\N', '/é/日本/😀', '/nul\0byte', '/' + 'x'.repeat(3000), '\\N', '/"proxy_id":"other",', '/\u2028\ud800']
+  const paths = ['/tab\there', '/line\nbreak\r', '/back\\slash\\N', '/é/日本/😀', '/nul\0byte', '/' + 'x'.repeat(3000), '\\N', '/"proxy_id":"other",', '/\u2028\ud800',
+    '/' + '😀'.repeat(2100), '/' + '😀'.repeat(1500)]
   await log.insert(paths.map((p, i) => record(i, { path: p, upstream_ms: null, bytes_out: 3e9 })))
   const { items } = await log.list({ limit: 100, order: 'asc' }, {})
-  t.same(items.map(x => x.path), [...paths.slice(0, 5), '/' + 'x'.repeat(2047), ...paths.slice(6)],
-    'tabs, line breaks, backslashes, quotes, NUL, a lone surrogate and any script kept; paths cut at 2,048 characters')
+  t.same(items.map(x => x.path), [...paths.slice(0, 5), '/' + 'x'.repeat(2047), ...paths.slice(6, 9), '/' + '😀'.repeat(2047), paths[10]],
+    'tabs, line breaks, backslashes, quotes, NUL, a lone surrogate and any script kept; paths cut at 2,048 characters, ' +
+    'counted as PostgreSQL counts them (an emoji is one: 1,501 characters in 3,001 UTF-16 units stay whole)')
   t.same(items[0], {
     time: new Date(T0).toISOString(), request_id: 'r0', collection_id: 'c', proxy_id: 'p', client_id: null, profile_id: null,
     method: 'GET', path: '/tab\there', status: 200, duration_ms: 1.25, upstream_ms: null, bytes_in: 0, bytes_out: 3e9
