@@ -7,11 +7,10 @@
 // ROUNDS (default 6) and DURATION (default 5s) set the rounds. Prints per round and as medians:
 // req/s and the service's CPU µs per request (all threads) of each build, and for `redis` the
 // authenticated/open ratio of each build per round.
-import { spawn } from 'node:child_process'
 import fs from 'node:fs'
 import path from 'node:path'
 import { fileURLToPath } from 'node:url'
-import { createBenchDatabase, ensureTools, runWrk, startBenchService } from './service-client.mjs'
+import { createBenchDatabase, ensureTools, runWrk, startBenchService, startNginxBackend } from './service-client.mjs'
 
 const here = path.dirname(fileURLToPath(import.meta.url))
 const [other, variant = 'default'] = process.argv.slice(2)
@@ -26,13 +25,7 @@ const BACKEND_PORT = 18952
 const work = path.join(here, '.work', 'ab')
 fs.rmSync(work, { recursive: true, force: true })
 fs.mkdirSync(work, { recursive: true })
-const conf = path.join(work, 'backend.conf')
-fs.writeFileSync(conf, `worker_processes 1; daemon off; pid ${work}/nginx.pid; error_log ${work}/nginx.err;
-events { worker_connections 4096; }
-http { access_log off; keepalive_requests 100000000; server { listen 127.0.0.1:${BACKEND_PORT};
-  location / { default_type application/json; return 200 '${'x'.repeat(1024)}'; } } }\n`)
-const nginx = spawn('nginx', ['-c', conf, '-p', work], { stdio: 'inherit' })
-await new Promise(resolve => setTimeout(resolve, 500))
+const nginx = await startNginxBackend(work, BACKEND_PORT)
 
 const services = {}
 const dbs = []

@@ -10,7 +10,7 @@ import { execFileSync, spawn } from 'node:child_process'
 import fs from 'node:fs'
 import path from 'node:path'
 import { fileURLToPath } from 'node:url'
-import { ensureTools, startBenchService } from './service-client.mjs'
+import { ensureTools, startBenchService, startNginxBackend } from './service-client.mjs'
 
 const here = path.dirname(fileURLToPath(import.meta.url))
 const variant = process.argv[2] ?? 'default'
@@ -21,13 +21,7 @@ const work = path.join(here, '.work', 'perf')
 fs.rmSync(work, { recursive: true, force: true })
 fs.mkdirSync(work, { recursive: true })
 const BACKEND_PORT = 18953
-const conf = path.join(work, 'backend.conf')
-fs.writeFileSync(conf, `worker_processes 1; daemon off; pid ${work}/nginx.pid; error_log ${work}/nginx.err;
-events { worker_connections 4096; }
-http { access_log off; keepalive_requests 100000000; server { listen 127.0.0.1:${BACKEND_PORT};
-  location / { default_type application/json; return 200 '${'x'.repeat(1024)}'; } } }\n`)
-const nginx = spawn('nginx', ['-c', conf, '-p', work], { stdio: 'inherit' })
-await new Promise(resolve => setTimeout(resolve, 500))
+const nginx = await startNginxBackend(work, BACKEND_PORT)
 const env = { PORT: '0', MANAGEMENT_PORT: '0', DATA_DIR: path.join(work, 'data'), ...(variant === 'logs-off' ? { REQUEST_LOG_RETENTION_HOURS: '0', LOG_LEVEL: 'warn' } : {}) }
 const svc = await startBenchService('perf', env, { work, backendPort: BACKEND_PORT })
 try {

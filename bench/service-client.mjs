@@ -2,7 +2,7 @@
 // over fd 3: `ask(command)` answers the JSON line the server writes back (see service-server.mjs).
 // Its stdout goes to <work>/<name>.log. runWrk loads a URL as every bench here does;
 // createBenchDatabase makes a throwaway PostgreSQL database for a bench; ensureTools installs
-// nginx and wrk when they are missing.
+// nginx and wrk when they are missing; startNginxBackend runs the benches' backend.
 import { execFileSync, spawn, spawnSync } from 'node:child_process'
 import fs from 'node:fs'
 import path from 'node:path'
@@ -11,6 +11,21 @@ import { fileURLToPath } from 'node:url'
 const here = path.dirname(fileURLToPath(import.meta.url))
 
 function have (cmd) { return spawnSync('sh', ['-c', `command -v ${cmd}`]).status === 0 }
+
+/**
+ * An nginx backend on 127.0.0.1:`port` answering every request 200 with a 1 KiB JSON body (one
+ * worker, no access log, unlimited keep-alive requests), its files in `work`; ready when resolved.
+ */
+export async function startNginxBackend (work, port) {
+  const conf = path.join(work, 'backend.conf')
+  fs.writeFileSync(conf, `worker_processes 1; daemon off; pid ${work}/nginx.pid; error_log ${work}/nginx.err;
+events { worker_connections 4096; }
+http { access_log off; keepalive_requests 100000000; server { listen 127.0.0.1:${port};
+  location / { default_type application/json; return 200 '${'x'.repeat(1024)}'; } } }\n`)
+  const nginx = spawn('nginx', ['-c', conf, '-p', work], { stdio: 'inherit' })
+  await new Promise(resolve => setTimeout(resolve, 500))
+  return nginx
+}
 
 /** Installs nginx and wrk from Debian when missing (root, or sudo without a password). */
 export function ensureTools () {
