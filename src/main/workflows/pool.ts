@@ -65,7 +65,7 @@ export const RUNS_PER_WORKER = 16
 
 /**
  * The lanes start with their first run (or, for the light lane, warm()): a gateway that serves no
- * workflow keeps no worker thread, about 20 MB of resident memory. Once started, the light lane
+ * workflow keeps no worker thread (about 12 MB of resident memory). Once started, the light lane
  * keeps one thread ready; the cpu lane's threads end after a minute idle.
  */
 export function createWorkflowPool (threads: number): WorkflowPool {
