@@ -61,8 +61,11 @@ const CR = 13
 export class RedisPipe {
   private socket: net.Socket | null = null
   private lastAttempt = 0
+  /** Commands sent and not answered yet: waiting[head] is the oldest. */
   private readonly waiting: Waiting[] = []
   private head = 0
+  /** Entries in the queue, answered ones not yet dropped included. */
+  get queued (): number { return this.waiting.length }
   private text = ''
   private scheduled = false
   private input: Buffer | null = null
@@ -203,6 +206,11 @@ export class RedisPipe {
     }
     buf = pos === buf.length ? EMPTY : buf.subarray(pos)
     this.input = buf.length === 0 ? null : buf
+    // Under steady load the queue may never run empty: drop the answered entries now and then.
+    if (this.head >= 1024 && this.head * 2 >= this.waiting.length) {
+      this.waiting.splice(0, this.head)
+      this.head = 0
+    }
     if (this.head === 0 && this.waiting.length === 0 && this.timer !== null) { clearTimeout(this.timer); this.timer = null }
   }
 }

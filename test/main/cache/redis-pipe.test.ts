@@ -40,6 +40,23 @@ t.test('commands of one turn share a write and each gets its own answer, in orde
   t.same(await pipe.evalsha(ECHO, [`${prefix}clé-ключ-鍵`], ['7']), [7, `${prefix}clé-ключ-鍵`])
 })
 
+t.test('under a steady flow the queue of answered commands is trimmed, not kept', async t => {
+  const pipe = pipeFor(REDIS_URL)
+  t.teardown(() => { pipe.close() })
+  // A command every turn of the event loop, not waiting for answers (as requests keep arriving):
+  // when an answer is read, later commands are already queued, so the queue never runs empty.
+  let most = 0
+  const answers: Array<Promise<unknown>> = []
+  for (let i = 0; i < 30_000; i++) {
+    answers.push(pipe.evalsha(ECHO, ['k'], [i]))
+    if (i % 3 === 0) await new Promise(resolve => setImmediate(resolve))
+    most = Math.max(most, pipe.queued)
+  }
+  const all = await Promise.all(answers)
+  t.ok(all.every((a, i) => (a as number[])[0] === i), 'every answer its own command\'s')
+  t.ok(most < 5000, `at most ${most} entries were queued at once for 30,000 commands`)
+})
+
 t.test('a script the server does not have is sent with EVAL, and the server keeps it', async t => {
   const pipe = pipeFor(REDIS_URL)
   t.teardown(() => { pipe.close() })
