@@ -25,7 +25,7 @@ import type { Page } from '../../common/types.js'
 import { decodeCursor, encodeCursor, type PageQuery } from '../store/rows.js'
 import { listRequestLogs, type RequestLogFilter, type RequestLogItem, type RequestLogStore } from '../store/request-logs.js'
 import type { Queryable } from '../store/types.js'
-import { loggedPath, MAX_LOGGED_PATH, type RequestRecord } from './types.js'
+import { loggedPath, type RequestRecord } from './types.js'
 
 const NAME = /^(\d{16})-(\d{13})\.ndjson$/
 const CHUNK = 256 * 1024
@@ -102,7 +102,10 @@ export class RequestLogFiles implements RequestLogStore {
     const handle = this.handle as fs.FileHandle
     let text = ''
     let seq = this.seq
-    for (const r of records) text += `{"seq":${++seq},${JSON.stringify(r.path.length > MAX_LOGGED_PATH ? { ...r, path: loggedPath(r.path) } : r).slice(1)}\n`
+    for (const r of records) {
+      const path = loggedPath(r.path)
+      text += `{"seq":${++seq},${JSON.stringify(path === r.path ? r : { ...r, path }).slice(1)}\n`
+    }
     const bytes = Buffer.from(text)
     try {
       await handle.write(bytes, 0, bytes.length)

@@ -2,7 +2,7 @@ import { execFileSync } from 'node:child_process'
 import http from 'node:http'
 import { readFileSync } from 'node:fs'
 import path from 'node:path'
-import t from 'tap'
+import t, { type Test } from 'tap'
 import { Redis } from 'ioredis'
 import { defineScript } from '../../../src/main/cache/redis.js'
 import { RedisPipe, RedisReplyError, type PipeTarget } from '../../../src/main/cache/redis-pipe.js'
@@ -124,12 +124,18 @@ t.test('TLS (rediss://) with the connection options ioredis was given', async t 
   t.match((await failure(untrusted.ping())).message, /self.signed|certificate/, 'a certificate nobody vouches for is refused')
 })
 
-t.test('a frozen server: waiting commands fail at the deadline, the next attempt waits retryMs, then it works again', async t => {
+/** A private redis-server and a pipe to it that has answered a PING; both gone in teardown. */
+async function privateServerPipe (t: Test, deadlineMs: number, retryMs: number) {
   const server = await startRedisServer()
   t.teardown(() => server.close())
-  const pipe = pipeFor(server.url, 200, 300)
+  const pipe = pipeFor(server.url, deadlineMs, retryMs)
   t.teardown(() => { pipe.close() })
   t.equal(await pipe.ping(), 'PONG')
+  return { server, pipe }
+}
+
+t.test('a frozen server: waiting commands fail at the deadline, the next attempt waits retryMs, then it works again', async t => {
+  const { server, pipe } = await privateServerPipe(t, 200, 300)
   server.freeze()
   const started = performance.now()
   const errors = await Promise.all(Array.from({ length: 20 }, async () => await failure(pipe.evalsha(ECHO, ['k'], [1]))))
@@ -143,11 +149,7 @@ t.test('a frozen server: waiting commands fail at the deadline, the next attempt
 })
 
 t.test('a server that goes away and comes back', async t => {
-  const server = await startRedisServer()
-  t.teardown(() => server.close())
-  const pipe = pipeFor(server.url, 500, 200)
-  t.teardown(() => { pipe.close() })
-  t.equal(await pipe.ping(), 'PONG')
+  const { server, pipe } = await privateServerPipe(t, 500, 200)
   await server.stop()
   t.match((await failure(pipe.ping())).message, /closed|ECONNRESET|EPIPE|not connected/)
   await server.start()
