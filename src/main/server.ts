@@ -113,6 +113,8 @@ export async function start (config: Readonly<Config>, opts: StartOptions = {}):
     outboundAllowlist: config.OUTBOUND_ALLOWLIST,
     keepPerWorkflow: config.EXECUTIONS_PER_WORKFLOW,
     credentials: async ids => await openHttpCredentials(store, secretsKey, ids),
+    // Sub-workflows and opened credentials are read once per saved definition, until any change.
+    configVersion: () => routes.version,
     // Half the pool's run slots per proxy by default: a flood on one proxy leaves the other half to the rest.
     defaultLimits: { maxQueue: 100, maxConcurrent: Math.max(2, config.WORKERS * RUNS_PER_WORKER / 2) }
   })

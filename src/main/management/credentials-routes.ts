@@ -1,7 +1,9 @@
 /**
  * Credentials: secret fields are sealed (AES-256-GCM) before they are stored,
  * masked on every read, and kept when an update sends the mask back. Secrets
- * never reach an event, a log line or an error message.
+ * never reach an event, a log line or an error message. A change moves the
+ * configuration version (every instance reloads), so workflow runs, which keep
+ * their opened credentials until it moves, use the new secret from then on.
  */
 import { randomUUID } from 'node:crypto'
 import { validationFailed, type ErrorDetail } from '../../common/errors.js'
@@ -52,6 +54,7 @@ export function registerCredentialRoutes (router: Router, deps: ManagementDeps):
     const sealed = sealConfig(await secretsKey(), type as CredentialType, config, id)
     const c = await store.tx(async q => await credentials.insert(q, { id, name, type, config: sealed }))
     events.publish({ resource_kind: 'credential', credential_id: c.id, operation: 'created', actor_sub: ctx.user?.sub })
+    deps.onConfigChange()
     return { status: 201, body: masked(c), headers: etag(c.version) }
   }, { role: 'admin', body: body(['name', 'type', 'config']) })
   router.add('PUT', '/api/v1/credentials/:id', async ctx => {
@@ -70,11 +73,13 @@ export function registerCredentialRoutes (router: Router, deps: ManagementDeps):
       return await credentials.update(q, ctx.params.id, { name: ctx.body.name, type, config }, ctx.ifMatch)
     })
     events.publish({ resource_kind: 'credential', credential_id: after.id, operation: 'updated', actor_sub: ctx.user?.sub })
+    deps.onConfigChange()
     return { status: 200, body: masked(after), headers: etag(after.version) }
   }, { role: 'admin', body: body([]) })
   router.add('DELETE', '/api/v1/credentials/:id', async ctx => {
     const c = await store.tx(async q => await credentials.remove(q, ctx.params.id, ctx.ifMatch))
     events.publish({ resource_kind: 'credential', credential_id: c.id, operation: 'deleted', actor_sub: ctx.user?.sub })
+    deps.onConfigChange()
     return { status: 204 }
   }, { role: 'admin' })
 }

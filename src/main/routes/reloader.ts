@@ -47,6 +47,8 @@ export interface RouteReloader {
   /** Applies a served proxy again without a store change (its trigger-listen overlay changed). */
   refresh (proxyId: string): void
   readonly view: RoutingView
+  /** The store's configuration version applied last (-1 before the first load); any change moves it. */
+  readonly version: number
 }
 
 export function createRouteReloader (o: RouteReloaderOptions): RouteReloader {
@@ -134,6 +136,7 @@ export function createRouteReloader (o: RouteReloaderOptions): RouteReloader {
       if (p === undefined) return
       o.apply({ full: false, delta: { collections: [], proxies: [p], removedCollections: [], removedProxies: [] }, view })
     },
-    view
+    view,
+    get version () { return current }
   }
 }

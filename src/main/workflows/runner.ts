@@ -6,7 +6,8 @@
  *   gateway request / builder route / replay / manual run
  *        │ definition, trigger output, mode
  *        ▼
- *   runner.run ── resolve sub-workflows (store) ── deadline from runtime_settings
+ *   runner.run ── inputs: sub-workflows, credentials (store), lane ── deadline from runtime_settings
+ *        │        (a saved definition's inputs are kept until the configuration version moves)
  *        │
  *        ▼
  *   mailbox[proxy] (max_concurrency, max_queue) ──▶ Piscina pool ──▶ ExecutionResult
@@ -51,7 +52,7 @@ export interface RunRequest {
   /** Wait for the record to be written before resolving (builder routes); gateway runs do not. */
   awaitPersist?: boolean
   hooks?: RunHooks
-  /** The saved definition's identity: its compiled plan is cached per worker (see planKey). */
+  /** The saved definition's identity: its compiled plan is cached per worker, its inputs here (see planKey). */
   definition_key?: string
   /** Per-node records come back only when they will be stored (gateway runs: nobody else reads them). */
   lean?: boolean
@@ -80,7 +81,26 @@ export interface RunnerDeps {
   kv?: KeyValueCache
   /** Opens the HTTP credentials named by http_request_node `credentials_id`s (absent: none are applied). */
   credentials?: (ids: string[]) => Promise<Record<string, HttpCredential>>
+  /**
+   * The store's configuration version this instance applied last (the route reloader's). What a run
+   * of a saved definition needs from the store (sub-workflows, opened credentials) is resolved once
+   * and kept until it moves: every save of a proxy or credential moves it. Absent: resolved per run.
+   */
+  configVersion?: () => number
 }
+
+/** What a run needs besides its definition and trigger output. */
+interface RunInputs {
+  subworkflows: Record<string, WorkflowDefinition> | null
+  credentials: Record<string, HttpCredential> | undefined
+  /** code_node anywhere: the cpu lane. */
+  lane: 'cpu' | 'light'
+  /** cache_lookup_node anywhere: the run needs the shared cache (a message channel). */
+  usesCache: boolean
+}
+
+// Saved definitions whose inputs are kept at once (a definition per published workflow proxy).
+const MAX_KEPT_INPUTS = 10_000
 
 /** The credentials_id of every http_request_node of a run (its sub-workflows included). */
 function credentialIdsOf (def: WorkflowDefinition, subs: Record<string, WorkflowDefinition> | null): string[] {
@@ -137,12 +157,41 @@ export function createRunner (deps: RunnerDeps): Runner {
     return chain
   }
 
+  const resolveInputs = async (def: WorkflowDefinition): Promise<RunInputs> => {
+    const subworkflows = await resolveSubworkflows(deps.store, def)
+    const credentialIds = deps.credentials === undefined ? [] : credentialIdsOf(def, subworkflows)
+    return {
+      subworkflows,
+      credentials: credentialIds.length > 0 ? await deps.credentials!(credentialIds) : undefined,
+      lane: usesNodeType('code_node', def, subworkflows) ? 'cpu' : 'light',
+      usesCache: usesNodeType('cache_lookup_node', def, subworkflows)
+    }
+  }
+  // A saved definition's inputs by definition_key, for the configuration version they were read at.
+  // A failed read is not kept (the next run tries again); during a store outage the version cannot
+  // move, so runs go on with what was read before it.
+  const kept = new Map<string, Promise<RunInputs>>()
+  let keptAt = -1
+  const inputsOf = async (def: WorkflowDefinition, key: string | undefined): Promise<RunInputs> => {
+    const version = deps.configVersion?.()
+    if (key === undefined || version === undefined || version < 0) return await resolveInputs(def)
+    if (version !== keptAt) { kept.clear(); keptAt = version }
+    let inputs = kept.get(key)
+    if (inputs === undefined) {
+      if (kept.size >= MAX_KEPT_INPUTS) kept.delete(kept.keys().next().value as string)
+      const resolving = resolveInputs(def)
+      kept.set(key, inputs = resolving)
+      resolving.catch(() => { if (kept.get(key) === resolving) kept.delete(key) })
+    }
+    return await inputs
+  }
+
   const run: Runner['run'] = async (req) => {
     const def = req.definition
     const timeoutMs = def.runtime_settings?.timeout_ms ?? DEFAULT_TIMEOUT_MS
     const deadline = Date.now() + timeoutMs
     const executionId = req.execution_id ?? randomUUID()
-    const subworkflows = await resolveSubworkflows(deps.store, def)
+    const { subworkflows, credentials, lane, usesCache } = await inputsOf(def, req.definition_key)
     const task: RunTask = {
       definition: def,
       workflow: { id: req.proxy.workflow_id, proxy_id: req.proxy.id },
@@ -155,8 +204,7 @@ export function createRunner (deps: RunnerDeps): Runner {
     if (req.start_node !== undefined) task.start_node = req.start_node
     if (req.destination_node !== undefined) task.destination_node = req.destination_node
     if (subworkflows !== null) { task.subworkflows = subworkflows; task.depth = 0 }
-    const credentialIds = deps.credentials === undefined ? [] : credentialIdsOf(def, subworkflows)
-    if (credentialIds.length > 0) task.credentials = await deps.credentials!(credentialIds)
+    if (credentials !== undefined) task.credentials = credentials
     if (req.definition_key !== undefined) task.definition_key = req.definition_key
     const rs = def.runtime_settings ?? {}
     const storesSuccess = req.persist === 'settings' && deps.keepPerWorkflow > 0 && rs.save_on_success === true
@@ -165,9 +213,8 @@ export function createRunner (deps: RunnerDeps): Runner {
     const box = mailboxes.get(req.proxy.id)
     if (req.saved === true) box.limits = limitsOf(def)
     // Hooks cost a message channel per run: only for a stream, or a cache node that needs the shared cache.
-    const kv = deps.kv !== undefined && usesNodeType('cache_lookup_node', def, subworkflows) ? deps.kv : undefined
+    const kv = usesCache ? deps.kv : undefined
     const hooks = req.hooks?.onEvent !== undefined || kv !== undefined ? { kv, onEvent: req.hooks?.onEvent } : undefined
-    const lane = usesNodeType('code_node', def, subworkflows) ? 'cpu' : 'light'
     const result = await box.submit(async () => await deps.pool.run(task, hooks, lane), deadline)
     const keep = result.status === 'success' ? storesSuccess : storesError
     const record: ExecutionRecord = {

@@ -1,6 +1,7 @@
 /**
  * http_request_node with credentials_id, on a full service: each HTTP credential type applied,
- * an OAuth2 token fetched once and reused, a rotated secret used at once, and nothing of the node's
+ * an OAuth2 token fetched once and reused, a rotated secret used at once (by a proxy that ran with
+ * the old one too), a deleted one no longer applied, and nothing of the node's
  * headers or credential sent to another origin after a redirect.
  */
 import http from 'node:http'
@@ -59,16 +60,25 @@ t.test('credentials on workflow HTTP requests', async t => {
   }
 
   t.match(await (await call('basic', basic))(), { authorization: `Basic ${Buffer.from('ada:pw1').toString('base64')}` })
-  t.match(await (await call('bearer', bearer))(), { authorization: 'Bearer bt-1' })
+  const viaBearer = await call('bearer', bearer)
+  t.match(await viaBearer(), { authorization: 'Bearer bt-1' })
+  t.match(await viaBearer(), { authorization: 'Bearer bt-1' }, 'the second run uses the credential kept from the first')
   t.match(await (await call('header', header))(), { key: 'k-1' })
   const viaOauth = await call('oauth', oauth)
   t.match(await viaOauth(), { authorization: 'Bearer tok-1' })
   t.match(await viaOauth(), { authorization: 'Bearer tok-1' }, 'the token is reused')
   t.equal(tokenCalls, 1, 'one token request for two calls')
 
-  // Rotation: the next run uses the new secret.
+  // Rotation: the next run uses the new secret, on a proxy that ran with the old one too.
   t.equal((await api('PUT', `/credentials/${bearer}`, { config: { token: 'bt-2' } })).status, 200)
+  t.match(await viaBearer(), { authorization: 'Bearer bt-2' }, 'the proxy that ran before the rotation')
   t.match(await (await call('bearer2', bearer))(), { authorization: 'Bearer bt-2' })
+  // A deleted credential: the next run has none to apply and fails saying so.
+  const doomed = await cred('http_header', { name: 'x-api-key', value: 'k-doomed' })
+  const viaDoomed = await call('doomed', doomed)
+  t.match(await viaDoomed(), { key: 'k-doomed' })
+  t.equal((await fetch(`http://127.0.0.1:${s.managementPort}/api/v1/credentials/${doomed}`, { method: 'DELETE', headers: { authorization: `Bearer ${token}` } })).status, 204)
+  t.equal((await fetch(`http://127.0.0.1:${s.gatewayPort}/wf/doomed`)).status, 500, 'the deleted credential is not used')
 
   // A redirect to another origin (localhost, not 127.0.0.1) carries neither the credential nor the node's custom header.
   seen.length = 0

@@ -54,6 +54,14 @@ t.test('gateway runs through the runner: mailbox limits, sub-workflows and the s
     const res = await post(`${outer.base as string}/outer/21`)
     t.equal(res.status, 200)
     t.same(await res.json(), { twice: 42 })
+    t.same(await (await post(`${outer.base as string}/outer/5`)).json(), { twice: 10 }, 'again, with the sub-workflow kept from the first run')
+
+    // The sub-workflow saved again: the caller's next run uses the new version at once.
+    const changed = await w.api('PUT', `/proxies/${inner.id as string}/workflow`, {
+      workflow: { nodes: [n('in', 'http_trigger'), n('triple', 'response_node', { status: 200, body: { thrice: '{{ trigger.n * 3 }}' } })], edges: [e('in', 'triple')] }
+    })
+    t.equal(changed.status, 200)
+    t.same(await (await post(`${outer.base as string}/outer/5`)).json(), { thrice: 15 })
   })
 
   t.test('cache_lookup_node reaches the shared cache', async t => {
