@@ -141,6 +141,11 @@ async function main () {
     services.redisB = await startService('redis-b', redisEnv, { keyPrefix: prefix, setup: false })
     await new Promise(resolve => setTimeout(resolve, 2000))
     const idle = { rss: (await services.default.ask('rss')).rss, msToReady: services.default.msToReady, pgRss: (await services.postgres.ask('rss')).rss, pgMsToReady: services.postgres.msToReady }
+    // V8 gives back the young generation the start grew only after some idle time (its memory
+    // reducer): read the same processes again once they have been idle for 30 s more.
+    await new Promise(resolve => setTimeout(resolve, 30_000))
+    idle.rssLater = (await services.default.ask('rss')).rss
+    idle.pgRssLater = (await services.postgres.ask('rss')).rss
 
     const run = async (who, script) => {
       const tg = TARGETS[who]
@@ -268,10 +273,11 @@ function writeResults (results, paced, profiles, propagation, idle) {
     lines.push(`| ${who} | ${Math.round(r.rps)} | ${r.p50.toFixed(2)} | ${r.p99.toFixed(2)} | ${who === 'nginx' ? '' : over.toFixed(2)} |`)
   }
   const p = (xs, q) => { const s = [...xs].sort((a, b) => a - b); return s[Math.min(s.length - 1, Math.floor(q * s.length))] }
+  const mb = bytes => (bytes / 1048576).toFixed(0)
   lines.push('', '## Configuration changes, start-up, memory', '',
     `- A proxy created and published through instance A's management API (redis variant), timed from the POST until a GET answers 200: on A median ${ms(p(propagation.local, 0.5))} ms (max ${ms(p(propagation.local, 1))}); on instance B median ${ms(p(propagation.remote, 0.5))} ms (max ${ms(p(propagation.remote, 1))}), ${propagation.remote.length} changes; the store poll (1 s) is the fallback. Includes the management request itself and the probes' own connections.`,
     `- Default start (fresh embedded data directory) to ready, as the bench sees it (process start, store creation, migrations, listeners, then the bench's own setup through the API): ${idle.msToReady} ms; PostgreSQL: ${idle.pgMsToReady} ms.`,
-    `- Idle RSS after set-up: default ${(idle.rss / 1048576).toFixed(0)} MB; PostgreSQL ${(idle.pgRss / 1048576).toFixed(0)} MB.`)
+    `- Idle RSS after set-up: default ${mb(idle.rss)} MB 2 s after the last instance was ready, ${mb(idle.rssLater)} MB 30 s later; PostgreSQL ${mb(idle.pgRss)} MB, then ${mb(idle.pgRssLater)} MB.`)
   for (const [who, prof] of Object.entries(profiles)) {
     if (prof === null) continue
     lines.push('', `## Where the time goes: ${who} (CPU profile of the main thread, self time)`, '', '| Function | self % |', '|---|---:|')

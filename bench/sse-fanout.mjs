@@ -1,10 +1,11 @@
 // How long one change takes to reach many event-stream subscribers (goal: 10,000 in < 100 ms).
 //
-//   npm run build && node bench/sse-fanout.mjs [embedded|postgres|reference] [subscribers=10000] [changes=5]
+//   npm run build && node bench/sse-fanout.mjs [embedded|postgres|reference|reference-uws] [subscribers=10000] [changes=5]
 //
 // `reference` measures the same readers against the least a Node.js server can do (a plain
 // node:http server writing one pre-encoded frame to every stream in a loop): the floor this
-// machine and measurement set for a single-threaded Node.js fan-out.
+// machine and measurement set for a single-threaded Node.js fan-out. `reference-uws` is the same
+// server on uWebSockets.js (the gateway's listener), to tell whether another HTTP layer would lower it.
 //
 // Starts the compiled service in this process the way `npm start` does (request log on, memory
 // cache), with SSE_MAX_STREAMS and SSE_MAX_STREAMS_PER_USER raised to the subscriber count. Child
@@ -65,7 +66,7 @@ if (process.argv[2] === '--subscribers') {
   const N = Number(process.argv[3] ?? 10_000)
   const changes = Number(process.argv[4] ?? 5)
   let dropDb = async () => {}
-  const service = variant === 'reference' ? await referenceServer() : await startService()
+  const service = variant === 'reference' ? await referenceServer() : variant === 'reference-uws' ? await referenceUws() : await startService()
   async function startService () {
     const { loadConfig } = await import('../dist/src/main/config/config.js')
     const { start } = await import('../dist/src/main/server.js')
@@ -108,6 +109,33 @@ if (process.argv[2] === '--subscribers') {
     server.maxConnections = N + 100
     await new Promise(resolve => server.listen(0, '127.0.0.1', resolve))
     return { managementPort: server.address().port, issueToken: async sub => sub, close: async () => { for (const s of streams) s.destroy(); server.close() } }
+  }
+  // The same reference on uWebSockets.js (the gateway's listener): its writes go to the socket
+  // without node:http's stream layers, so it is the floor for any Node.js server on this machine.
+  async function referenceUws () {
+    const { default: uWS } = await import('uWebSockets.js')
+    const streams = new Set()
+    const app = uWS.App()
+    app.get('/*', res => {
+      res.onAborted(() => streams.delete(res))
+      res.cork(() => { res.writeStatus('200 OK').writeHeader('content-type', 'text/event-stream').writeHeader('cache-control', 'no-cache').write(': open\n\n') })
+      streams.add(res)
+    })
+    app.post('/*', (res, req) => {
+      const actor = req.getHeader('authorization').slice('Bearer '.length)
+      let aborted = false
+      res.onAborted(() => { aborted = true })
+      res.onData((_chunk, last) => {
+        if (!last || aborted) return
+        const id = crypto.randomUUID()
+        res.cork(() => { res.writeStatus('201 Created').writeHeader('content-type', 'application/json').end(JSON.stringify({ id })) })
+        const frame = Buffer.from(`id: 1\nevent: change\ndata: ${JSON.stringify({ resource_kind: 'collection', action: 'created', id, actor_sub: actor })}\n\n`)
+        for (const s of streams) s.cork(() => s.write(frame))
+      })
+    })
+    const listen = await new Promise(resolve => app.listen('127.0.0.1', 0, resolve))
+    const port = uWS.us_socket_local_port(listen)
+    return { managementPort: port, issueToken: async sub => sub, close: async () => { for (const s of streams) s.close(); uWS.us_listen_socket_close(listen) } }
   }
   // One admin per change: the event carries its actor_sub, which tells the subscribers which change it is.
   const admins = []
