@@ -12,8 +12,8 @@
  *   - gateway alone (bench/gateway-server.mjs: no store, no request log, no worker pool)
  * wrk -t1 -c50 GET, every contender once per round, the order rotating each round, medians, and
  * per round ratios. Then latency at equal load (the same wrk with a 10 ms pause per connection
- * after each answer, for nginx and the open proxy of each start), a CPU profile of the default start's main thread per path (open, auth,
- * workflow), config-propagation latency, start-up time and idle RSS. Writes bench/RESULTS.md.
+ * after each answer, for nginx and the open proxy of each start), a CPU profile of the service's main thread per path (default
+ * open, auth and workflow; PostgreSQL open; Redis auth), config-propagation latency, start-up time and idle RSS. Writes bench/RESULTS.md.
  * Only ratios from one run mean anything: the load generator, proxies and backend share the
  * machine's cores. nginx and wrk are installed with apt-get when missing (root, or sudo without a
  * password; otherwise the run stops and says so).
@@ -169,13 +169,14 @@ async function main () {
       console.log(`paced round ${r + 1}/${ROUNDS} done`)
     }
 
-    // Where the time goes: a CPU profile of the default start's main thread under each path's load.
+    // Where the time goes: a CPU profile of the service's main thread under each path's load.
     const profiles = {}
-    for (const who of ['default open', 'default auth', 'default workflow']) {
+    for (const who of ['default open', 'default auth', 'default workflow', 'postgres open', 'redis auth']) {
       const file = path.join(work, `${who.replace(/ /g, '-')}.cpuprofile`)
-      await services.default.ask('prof-start')
+      const svc = services[TARGETS[who].svc]
+      await svc.ask('prof-start')
       await run(who)
-      await services.default.ask('prof-stop ' + file)
+      await svc.ask('prof-stop ' + file)
       profiles[who] = summariseProfile(file)
     }
 
