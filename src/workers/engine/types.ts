@@ -35,7 +35,8 @@ export interface RunTask {
   outbound_allowlist: string[]
   /**
    * Opened HTTP credentials named by http_request_node `credentials_id`s (resolved by the main
-   * thread per run, so a rotated secret applies at once); never stored in a record.
+   * thread, kept for a saved definition until any configuration change, so a rotated secret
+   * applies from the next run after it); never stored in a record.
    */
   credentials?: Record<string, HttpCredential>
   /** Definitions reachable through execute_subworkflow, keyed by workflow_id (resolved by the main thread). */
