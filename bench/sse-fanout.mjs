@@ -1,11 +1,13 @@
 // How long one change takes to reach many event-stream subscribers (goal: 10,000 in < 100 ms).
 //
-//   npm run build && node bench/sse-fanout.mjs [embedded|postgres|reference|reference-uws] [subscribers=10000] [changes=5]
+//   npm run build && node bench/sse-fanout.mjs [embedded|postgres|reference|reference-uws|reference-cluster] [subscribers=10000] [changes=5]
 //
 // `reference` measures the same readers against the least a Node.js server can do (a plain
 // node:http server writing one pre-encoded frame to every stream in a loop): the floor this
 // machine and measurement set for a single-threaded Node.js fan-out. `reference-uws` is the same
-// server on uWebSockets.js (the gateway's listener), to tell whether another HTTP layer would lower it.
+// server on uWebSockets.js (the gateway's listener), to tell whether another HTTP layer would lower it;
+// `reference-cluster` the node:http reference in two processes sharing the streams, to tell whether
+// sending from both cores would.
 //
 // Starts the compiled service in this process the way `npm start` does (request log on, memory
 // cache), with SSE_MAX_STREAMS and SSE_MAX_STREAMS_PER_USER raised to the subscriber count. Child
@@ -27,7 +29,37 @@ import { createBenchDatabase } from './service-client.mjs'
 
 const wall = () => performance.timeOrigin + performance.now()
 
-if (process.argv[2] === '--subscribers') {
+// The reference servers' request handler: a GET is a stream kept in `streams`; a POST is answered
+// 201, then its event's frame, encoded once, goes to `published`.
+function referenceHandler (streams, published) {
+  return (req, res) => {
+    if (req.method === 'GET') {
+      res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache' })
+      res.write(': open\n\n')
+      streams.add(res)
+      req.on('close', () => streams.delete(res))
+      return
+    }
+    const actor = String(req.headers.authorization).slice('Bearer '.length)
+    req.resume()
+    req.on('end', () => {
+      const id = crypto.randomUUID()
+      res.writeHead(201, { 'content-type': 'application/json' })
+      res.end(JSON.stringify({ id }))
+      published(Buffer.from(`id: 1\nevent: change\ndata: ${JSON.stringify({ resource_kind: 'collection', action: 'created', id, actor_sub: actor })}\n\n`))
+    })
+  }
+}
+
+if (process.argv[2] === '--cluster-server') {
+  // A reference-cluster process: the node:http reference holding its share of the streams; a frame
+  // comes from the primary (relayed from whichever process took the POST) or from its own POST.
+  const streams = new Set()
+  const fanOut = frame => { for (const s of streams) s.write(frame) }
+  process.on('message', m => { if (m.frame !== undefined) fanOut(Buffer.from(m.frame, 'latin1')) })
+  const server = http.createServer(referenceHandler(streams, frame => { process.send({ relay: frame.toString('latin1') }); fanOut(frame) }))
+  server.listen(0, '127.0.0.1', () => { process.send({ port: server.address().port }) })
+} else if (process.argv[2] === '--subscribers') {
   // Child: open the subscribers, then report when each change's event reaches each of them.
   const [, , , port, token, count] = process.argv
   const n = Number(count)
@@ -66,7 +98,7 @@ if (process.argv[2] === '--subscribers') {
   const N = Number(process.argv[3] ?? 10_000)
   const changes = Number(process.argv[4] ?? 5)
   let dropDb = async () => {}
-  const service = variant === 'reference' ? await referenceServer() : variant === 'reference-uws' ? await referenceUws() : await startService()
+  const service = variant === 'reference' ? await referenceServer() : variant === 'reference-uws' ? await referenceUws() : variant === 'reference-cluster' ? await referenceCluster() : await startService()
   async function startService () {
     const { loadConfig } = await import('../dist/src/main/config/config.js')
     const { start } = await import('../dist/src/main/server.js')
@@ -87,31 +119,13 @@ if (process.argv[2] === '--subscribers') {
   // stream in a loop. No store, no authentication, no event hub.
   async function referenceServer () {
     const streams = new Set()
-    const server = http.createServer((req, res) => {
-      if (req.method === 'GET') {
-        res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache' })
-        res.write(': open\n\n')
-        streams.add(res)
-        req.on('close', () => streams.delete(res))
-        return
-      }
-      const actor = String(req.headers.authorization).slice('Bearer '.length)
-      let body = ''
-      req.on('data', d => { body += d })
-      req.on('end', () => {
-        const id = crypto.randomUUID()
-        res.writeHead(201, { 'content-type': 'application/json' })
-        res.end(JSON.stringify({ id }))
-        const frame = Buffer.from(`id: 1\nevent: change\ndata: ${JSON.stringify({ resource_kind: 'collection', action: 'created', id, actor_sub: actor })}\n\n`)
-        for (const s of streams) s.write(frame)
-      })
-    })
+    const server = http.createServer(referenceHandler(streams, frame => { for (const s of streams) s.write(frame) }))
     server.maxConnections = N + 100
     await new Promise(resolve => server.listen(0, '127.0.0.1', resolve))
     return { managementPort: server.address().port, issueToken: async sub => sub, close: async () => { for (const s of streams) s.destroy(); server.close() } }
   }
-  // The same reference on uWebSockets.js (the gateway's listener): its writes go to the socket
-  // without node:http's stream layers, so it is the floor for any Node.js server on this machine.
+  // The same reference on uWebSockets.js (the gateway's listener), whose writes go to the socket
+  // without node:http's stream layers: whether another HTTP layer lowers the floor (bench/RESULTS.md).
   async function referenceUws () {
     const { default: uWS } = await import('uWebSockets.js')
     const streams = new Set()
@@ -136,6 +150,17 @@ if (process.argv[2] === '--subscribers') {
     const listen = await new Promise(resolve => app.listen('127.0.0.1', 0, resolve))
     const port = uWS.us_socket_local_port(listen)
     return { managementPort: port, issueToken: async sub => sub, close: async () => { for (const s of streams) s.close(); uWS.us_listen_socket_close(listen) } }
+  }
+  // The node:http reference in two processes (node:cluster; the primary, this process, hands each
+  // new connection to one of them in turn), so that the streams' sends run on both cores; the
+  // process that takes a POST writes to its streams and the primary relays the frame to the other.
+  async function referenceCluster () {
+    const { default: cluster } = await import('node:cluster')
+    cluster.setupPrimary({ exec: new URL(import.meta.url).pathname, args: ['--cluster-server'], stdio: ['ignore', 'inherit', 'inherit', 'ipc'] })
+    const workers = [cluster.fork(), cluster.fork()]
+    const ports = await Promise.all(workers.map(w => new Promise(resolve => w.once('message', m => resolve(m.port)))))
+    for (const w of workers) w.on('message', m => { if (m.relay !== undefined) for (const o of workers) if (o !== w) o.send({ frame: m.relay }) })
+    return { managementPort: ports[0], issueToken: async sub => sub, close: async () => { for (const w of workers) w.kill() } }
   }
   // One admin per change: the event carries its actor_sub, which tells the subscribers which change it is.
   const admins = []
