@@ -79,24 +79,25 @@ export class RedisPipe {
 
   /** EVALSHA, sending the script with EVAL when the server does not have it. */
   evalsha (script: RedisScript, keys: string[], args: Array<string | number>): Promise<unknown> {
-    return new Promise((resolve, reject) => {
-      if (!this.send(['EVALSHA', script.sha, keys.length, ...keys, ...args], { resolve, reject, at: 0, script, keys, args })) {
-        reject(new Error('Redis is not connected'))
-      }
-    })
+    return this.command(['EVALSHA', script.sha, keys.length, ...keys, ...args], { script, keys, args })
   }
 
   /** PING through this connection (connecting when it has none). */
   ping (): Promise<unknown> {
-    return new Promise((resolve, reject) => {
-      if (!this.send(['PING'], { resolve, reject, at: 0 })) reject(new Error('Redis is not connected'))
-    })
+    return this.command(['PING'])
   }
 
   /** Fails what waits and closes the connection for good. */
   close (): void {
     this.closed = true
     this.drop(new Error('Redis connection closed'))
+  }
+
+  /** A command's answer; it fails at once when there is no connection and none may be tried yet. */
+  private command (parts: Array<string | number>, noscript?: Pick<Waiting, 'script' | 'keys' | 'args'>): Promise<unknown> {
+    return new Promise((resolve, reject) => {
+      if (!this.send(parts, { resolve, reject, at: 0, ...noscript })) reject(new Error('Redis is not connected'))
+    })
   }
 
   private send (parts: Array<string | number>, w: Waiting): boolean {
