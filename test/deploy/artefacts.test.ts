@@ -1,7 +1,8 @@
 /**
  * The deployment artefacts, checked with the tools a user would run: `helm lint` and
  * `helm template` on deploy/helm/gatehouse (helm's official binary, installed by
- * scripts/test-services.sh), `docker-compose config` on deploy/compose.yaml, and the Dockerfile's
+ * scripts/test-services.sh), `docker compose config` (Compose v2) or `docker-compose config`
+ * (Debian 12's own Compose v1), whichever this machine has, on deploy/compose.yaml, and the Dockerfile's
  * own rules (no Docker daemon or hadolint here: its base, user, health check and every file it
  * copies are checked against the build context and .dockerignore).
  */
@@ -68,21 +69,35 @@ t.test('the chart refuses what cannot work, and runs one replica on the embedded
   t.notMatch(deployment, /DATABASE_URL/)
 })
 
+/** The Compose command a user of this machine has: `docker compose` (v2 plugin) or `docker-compose` (v1, Debian 12's package). */
+async function composeCommand (): Promise<string[]> {
+  for (const cmd of [['docker', 'compose'], ['docker-compose']]) {
+    try {
+      await run(cmd[0], [...cmd.slice(1), 'version'])
+      return cmd
+    } catch {}
+  }
+  throw new Error('Neither `docker compose` nor `docker-compose` is installed (apt-get install docker-compose)')
+}
+
 t.test('deploy/compose.yaml is a valid Compose file with the stack the docs describe', async t => {
   const cwd = path.join(root, 'deploy')
-  await run('docker-compose', ['-f', 'compose.yaml', 'config', '-q'], { cwd })
-  const services = (await run('docker-compose', ['-f', 'compose.yaml', 'config', '--services'], { cwd })).stdout.trim().split('\n').sort()
+  const [cmd, ...pre] = await composeCommand()
+  t.comment(`checked with ${[cmd, ...pre].join(' ')}`)
+  const compose = async (...args: string[]) => await run(cmd, [...pre, '-f', 'compose.yaml', ...args], { cwd })
+  await compose('config', '-q')
+  const services = (await compose('config', '--services')).stdout.trim().split('\n').sort()
   t.same(services, ['gatehouse-a', 'gatehouse-b', 'nginx', 'postgres', 'redis'])
-  const full = (await run('docker-compose', ['-f', 'compose.yaml', 'config'], { cwd })).stdout
+  const full = (await compose('config')).stdout
   t.match(full, /DATABASE_URL: postgres:\/\/gatehouse:gatehouse@postgres:5432\/gatehouse/)
   t.match(full, /CACHE_TYPE: redis/)
   // nginx in compose is the shipped example with the services' addresses.
   const example = fs.readFileSync(path.join(root, 'deploy/nginx/gatehouse.conf'), 'utf8')
-  const compose = fs.readFileSync(path.join(root, 'deploy/compose/nginx.conf'), 'utf8')
+  const composeNginx = fs.readFileSync(path.join(root, 'deploy/compose/nginx.conf'), 'utf8')
   const body = (s: string) => s.split('\n').filter(l => !l.startsWith('#')).join('\n')
     .replace(/gatehouse-a:8080|127\.0\.0\.1:8080/g, 'GW1').replace(/gatehouse-b:8080|127\.0\.0\.1:8082/g, 'GW2')
     .replace(/gatehouse-a:8081|127\.0\.0\.1:8081/g, 'MGMT').replace(/listen (127\.0\.0\.1:)?(8090);.*$/m, 'listen INTERNAL;')
-  t.equal(body(compose), body(example), 'deploy/compose/nginx.conf differs from the example only in addresses')
+  t.equal(body(composeNginx), body(example), 'deploy/compose/nginx.conf differs from the example only in addresses')
 })
 
 t.test('the Dockerfile: Node 24 on Debian 13, non-root, a health check on /readyz, and it copies only what the build context has', async t => {

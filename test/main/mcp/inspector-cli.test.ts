@@ -1,8 +1,10 @@
 /**
  * The management MCP through the MCP Inspector's command-line mode, as an operator would try it:
- * list tools, call one that creates a record, read a prompt, and a call refused by role.
+ * list tools, call one that creates a record, read a prompt, and a call refused by role; and the
+ * docs' Inspector commands pin the release tested here.
  */
 import { execFile } from 'node:child_process'
+import fs from 'node:fs'
 import { createRequire } from 'node:module'
 import path from 'node:path'
 import t from 'tap'
@@ -51,4 +53,18 @@ t.test('MCP Inspector CLI against the management MCP', async t => {
   const refusedResult = JSON.parse(refused.out)
   t.equal(refusedResult.isError, true)
   t.match(JSON.parse(refusedResult.content[0].text), { error: { code: 'forbidden' } })
+})
+
+t.test('every Inspector command in the docs pins the release the tests run', async t => {
+  const root = path.resolve(import.meta.dirname, '../../..')
+  const version = (require('@modelcontextprotocol/inspector/package.json') as { version: string }).version
+  const files = ['README.md', ...fs.readdirSync(path.join(root, 'docs')).filter(f => f.endsWith('.md')).map(f => `docs/${f}`)]
+  let commands = 0
+  for (const file of files) {
+    for (const m of fs.readFileSync(path.join(root, file), 'utf8').matchAll(/^\s*npx\b.*?@modelcontextprotocol\/inspector(\S*)/gm)) {
+      commands++
+      t.equal(m[1], `@${version}`, `${file}: ${m[0].trim()}`)
+    }
+  }
+  t.ok(commands >= 3, `${commands} commands checked`)
 })
