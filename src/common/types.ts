@@ -17,6 +17,27 @@ export interface Collection extends BaseRecord {
   status: 'active' | 'disabled'
   headers: HeaderSpec[]
   auth_required: boolean
+  /** Cross-origin browser access; null: no CORS headers, preflights handled like any OPTIONS. */
+  cors: CorsSettings | null
+}
+
+/** A collection's CORS settings (origins exact, `https://*.example.org` patterns, or `*`). */
+export interface CorsSettings {
+  allow_origins: string[]
+  allow_methods: string[]
+  allow_headers: string[]
+  expose_headers: string[]
+  allow_credentials: boolean
+  max_age_s: number | null
+}
+
+/** A proxy's response cache; answers are kept up to ttl_s unless the backend's Cache-Control says otherwise. */
+export interface ProxyCacheSettings {
+  ttl_s: number
+  /** Request headers whose values make separate entries (besides the backend's own Vary). */
+  vary: string[]
+  /** On an authenticated collection: one entry for every client (false: one per client). */
+  shared: boolean
 }
 
 export type HttpMethod = 'GET' | 'POST' | 'PUT' | 'DELETE' | 'PATCH'
@@ -78,6 +99,10 @@ export interface Proxy extends BaseRecord {
   timeout_ms: number | null
   /** Request body limit for this proxy; null means MAX_BODY_BYTES. */
   max_body_bytes: number | null
+  /** Response cache; null: answers are never cached. */
+  cache: ProxyCacheSettings | null
+  /** Compress answers when the client accepts it (and COMPRESSION is on). */
+  compression: boolean
 }
 
 export interface Page<T> {

@@ -5,7 +5,7 @@
  * the draft) and calls it for real through "try it" with the profile's credentials.
  */
 import t from 'tap'
-import { launchBrowser, screenshot, signedIn, startService } from '../helpers/browser.js'
+import { createCollectionInConsole, launchBrowser, screenshot, signedIn, startService } from '../helpers/browser.js'
 import { startBackend } from '../helpers/gateway.js'
 
 t.test('publish in the console, find and call it in the portal', async t => {
@@ -16,13 +16,8 @@ t.test('publish in the console, find and call it in the portal', async t => {
   const browser = await launchBrowser(t)
   const page = await signedIn(browser, svc, 'admin', 'alice')
 
-  await page.getByRole('button', { name: 'New collection' }).click()
+  await createCollectionInConsole(page, 'orders', backend.url)
   let dialog = page.getByRole('dialog')
-  await dialog.getByLabel('Name').fill('orders')
-  await dialog.getByLabel('Base path').fill('/orders')
-  await dialog.getByLabel('Upstream URL').fill(backend.url)
-  await dialog.getByRole('button', { name: 'Create' }).click()
-  await page.getByRole('heading', { name: /orders/ }).waitFor()
   const newProxy = async (name: string, path: string, status: string, parameters = '') => {
     await page.getByRole('button', { name: 'New proxy' }).click()
     dialog = page.getByRole('dialog')

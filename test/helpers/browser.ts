@@ -5,7 +5,7 @@
  */
 import { execFileSync, spawnSync } from 'node:child_process'
 import { existsSync, mkdirSync } from 'node:fs'
-import { chromium, type Browser, type Page } from 'playwright-core'
+import { chromium, type Browser, type Locator, type Page } from 'playwright-core'
 import { loadConfig } from '../../src/main/config/config.js'
 import { start, type Service } from '../../src/main/server.js'
 import { builtUiDir } from '../../src/main/static/static-files.js'
@@ -80,6 +80,21 @@ export async function signedIn (browser: Browser, svc: TestService, role: 'viewe
   await page.goto(`${svc.console}/#access_token=${await svc.token(role, sub)}`)
   await page.getByText(sub, { exact: false }).first().waitFor()
   return page
+}
+
+/**
+ * Creates a collection through the console's form; `more` fills further fields before Create.
+ * Waits for the collection's page.
+ */
+export async function createCollectionInConsole (page: Page, name: string, upstream: string, more?: (dialog: Locator) => Promise<void>): Promise<void> {
+  await page.getByRole('button', { name: 'New collection' }).click()
+  const dialog = page.getByRole('dialog')
+  await dialog.getByLabel('Name').fill(name)
+  await dialog.getByLabel('Base path').fill(`/${name}`)
+  await dialog.getByLabel('Upstream URL').fill(upstream)
+  await more?.(dialog)
+  await dialog.getByRole('button', { name: 'Create' }).click()
+  await page.getByRole('heading', { name: new RegExp(name) }).waitFor()
 }
 
 export async function screenshot (page: Page, name: string): Promise<void> {

@@ -13,7 +13,7 @@ export function collection (over: Partial<Collection> = {}): Collection {
   seq++
   return {
     id: `c${seq}`, name: `c${seq}`, description: '', base_path: `/c${seq}`, upstream_url: 'http://127.0.0.1:9', status: 'active',
-    headers: [], auth_required: false, version: 1, created_at: '', updated_at: '', ...over
+    headers: [], auth_required: false, cors: null, version: 1, created_at: '', updated_at: '', ...over
   }
 }
 export function proxy (c: Collection, over: Partial<Proxy> = {}): Proxy {
@@ -21,7 +21,7 @@ export function proxy (c: Collection, over: Partial<Proxy> = {}): Proxy {
   return {
     id: `p${seq}`, collection_id: c.id, name: `p${seq}`, description: '', methods: ['GET'], path: '/', target_path: '/', headers: [],
     parameters: [], request_schema: null, response_schema: null, streaming: false, status: 'published', workflow_enabled: false,
-    workflow: null, workflow_id: `w${seq}`, timeout_ms: null, max_body_bytes: null, version: 1, created_at: '', updated_at: '', ...over
+    workflow: null, workflow_id: `w${seq}`, timeout_ms: null, max_body_bytes: null, cache: null, compression: true, version: 1, created_at: '', updated_at: '', ...over
   }
 }
 

@@ -5,6 +5,7 @@
  */
 import { WORKFLOW_DEFINITION_SCHEMA } from '../../common/workflow-catalogue.js'
 import { EXPORT_FORMAT, EXPORT_FORMAT_VERSION } from './export-file.js'
+import { corsSchema } from '../gateway/responses/cors.js'
 
 export const IMPORT_LIMITS = {
   collections: 100,
@@ -81,7 +82,8 @@ const collection = {
     upstream_url: { type: 'string', maxLength: 2048, pattern: '^https?://[^\\s]+$' },
     status: { enum: ['active', 'disabled'], default: 'active' },
     headers,
-    auth_required: { type: 'boolean', default: true }
+    auth_required: { type: 'boolean', default: true },
+    cors: { ...corsSchema, default: null }
   }
 }
 

@@ -11,7 +11,7 @@ export const EXPORT_FORMAT = 'gatehouse.collection'
 export const EXPORT_FORMAT_VERSION = 1
 
 export type ExportedCollection =
-  Pick<Collection, 'name' | 'description' | 'base_path' | 'upstream_url' | 'status' | 'headers' | 'auth_required'>
+  Pick<Collection, 'name' | 'description' | 'base_path' | 'upstream_url' | 'status' | 'headers' | 'auth_required' | 'cors'>
 
 export type ExportedProxy = Pick<Proxy, 'name' | 'description' | 'methods' | 'path' | 'target_path' | 'headers' |
 'parameters' | 'request_schema' | 'response_schema' | 'streaming' | 'status' | 'workflow_enabled' | 'workflow' | 'timeout_ms' | 'max_body_bytes'>
@@ -47,7 +47,8 @@ export function exportCollections (items: Array<{ collection: Collection, proxie
         upstream_url: c.upstream_url,
         status: c.status,
         headers: headersOf(c.headers),
-        auth_required: c.auth_required
+        auth_required: c.auth_required,
+        cors: c.cors == null ? null : structuredClone(c.cors)
       },
       proxies: proxies.map(exportProxy)
     }))

@@ -65,6 +65,9 @@ function readHeader (k: string, v: string): void {
     case 'authorization': x.authorization = v; break
     case 'x-client-id': x.clientId = v; break
     case 'x-profile-id': x.profileId = v; break
+    case 'origin': x.origin = v; break
+    case 'access-control-request-method': x.acrMethod = v; break
+    case 'access-control-request-headers': x.acrHeaders = v; break
   }
   x.headers.push([k, v])
 }
@@ -94,6 +97,10 @@ export class GatewayExchange {
   clientId: string | undefined = undefined
   profileId: string | undefined = undefined
   hopHeader: string | null = null
+  origin: string | null = null
+  /** A CORS preflight's Access-Control-Request-Method and -Headers. */
+  acrMethod: string | null = null
+  acrHeaders: string | null = null
   readonly rid: string
   /** The client's address (behind trusted proxies: from X-Forwarded-For). */
   remoteIp: string
@@ -108,6 +115,8 @@ export class GatewayExchange {
   principal: Principal | null = null
   /** Rate-limit and quota headers from the access stage, added to every answer. */
   limitHeaders: Array<[string, string]> = NO_HEADERS
+  /** The collection's CORS headers for this request's origin (null: the collection has no `cors`). */
+  corsHeaders: Array<[string, string]> | null = null
   /** The access decision still pending (an async authenticator or limiter), or null. */
   gate: Promise<AppError | null> | null = null
   /** The backend exchange while forwarding (aborted with the client). */
@@ -155,8 +164,11 @@ export class GatewayExchange {
     const res = this.res
     res.writeStatus(statusText === '' ? `${status}` : `${status} ${statusText}`)
     let typed = false
+    const cors = this.corsHeaders
     for (const [k, v] of headers) {
       if (DROP_RESPONSE.has(k)) continue
+      // With the collection's CORS on, the gateway alone speaks CORS (a backend's own would contradict it).
+      if (cors !== null && k.startsWith('access-control-')) continue
       if (k === 'content-type') typed = true
       res.writeHeader(k, v)
     }
@@ -164,6 +176,7 @@ export class GatewayExchange {
     res.writeHeader('x-request-id', this.rid)
     const limits = this.limitHeaders
     for (let i = 0; i < limits.length; i++) res.writeHeader(limits[i][0], limits[i][1])
+    if (cors !== null) for (let i = 0; i < cors.length; i++) res.writeHeader(cors[i][0], cors[i][1])
   }
 
   /** Answers with a gateway error (unless the answer is already over) and finishes. */

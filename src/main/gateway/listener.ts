@@ -3,7 +3,7 @@
  * catch-all route that runs each request through named stages over one
  * per-request object (GatewayExchange), the way fastify chains its hooks:
  *
- *   exchange (copy the head) ─> framing ─> path ─> match ─> access ─> body ─> validate
+ *   exchange (copy the head) ─> framing ─> path ─> [CORS preflight: 204] ─> match ─> access ─> body ─> validate
  *                                                                              ├─> workflow target
  *                                                                              └─> forward
  *
@@ -25,6 +25,7 @@ import { createHopVerifier, newHopSecret, startTlsListener, type TlsListener } f
 import { UpstreamClient } from './upstream.js'
 import { accessLogger } from '../logger.js'
 import { runWorkflowTarget } from './workflow-target.js'
+import { answerPreflight, applyCors } from './responses/cors.js'
 
 export function createGateway (opts: GatewayOptions): Gateway {
   const { config, logger } = opts
@@ -140,11 +141,14 @@ function handleRequest (x: GatewayExchange): void {
     const s = segments[i]
     if (s === '..' || s === '.' || (s.includes('%') && unsafeSegment(s))) { x.fail(badRequest('The request path contains dot segments or encoded separators.')); return }
   }
+  // A CORS preflight carries no credentials: answered before the access stage, by the gateway itself.
+  if (x.method === 'OPTIONS' && x.acrMethod !== null && x.origin !== null && answerPreflight(x, segments)) return
   const m = x.ctx.table.match(x.method, segments)
   if (m === null) { x.fail(notFound(`No published API matches ${x.method} ${url}.`)); return }
   if ('allow' in m) { x.fail(methodNotAllowed(m.allow, `${x.method} is not allowed here; use ${m.allow.join(', ')}.`)); return }
   x.match = m
   const route = m.route
+  if (route.cors !== null) applyCors(x, route.cors)
   x.bytesIn = x.contentLength > 0 ? x.contentLength : 0
   if (x.hasBody && !route.streaming && x.contentLength > route.maxBodyBytes) { x.fail(payloadTooLarge(`The request body is larger than ${route.maxBodyBytes} bytes.`)); return }
   if (!checkAccess(x)) return

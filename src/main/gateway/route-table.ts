@@ -10,6 +10,7 @@
 import type { Collection, HeaderSpec, HttpMethod, Proxy, WorkflowDefinition } from '../../common/types.js'
 import { compileRequestValidator, type CompiledValidator } from '../access/request-validation.js'
 import { NON_GATEWAY_TRIGGER_TYPES } from '../triggers/types.js'
+import { compileCors, type CompiledCors } from './responses/cors.js'
 
 export interface CompiledRoute {
   proxy: Proxy
@@ -33,6 +34,8 @@ export interface CompiledRoute {
   validator: CompiledValidator | null
   /** The enabled workflow that answers instead of the backend, or null. */
   workflow: WorkflowDefinition | null
+  /** The collection's CORS, or null (no CORS headers, preflights are ordinary OPTIONS requests). */
+  cors: CompiledCors | null
 }
 
 interface TrieNode {
@@ -344,7 +347,8 @@ function compileRoute (c: Collection, p: Proxy, env: Readonly<Record<string, str
     validator,
     // Gateway traffic starts only http_trigger workflows: a proxy whose workflow starts on its own (cron, broker,
     // IMAP) or from the builder (manual) forwards to its backend like a proxy without a workflow.
-    workflow: p.workflow_enabled && p.workflow !== null && startsFromGateway(p.workflow) ? p.workflow : null
+    workflow: p.workflow_enabled && p.workflow !== null && startsFromGateway(p.workflow) ? p.workflow : null,
+    cors: c.cors == null ? null : compileCors(c.cors)
   }
 }
 

@@ -2,6 +2,7 @@ import type { Collection } from '../../common/types.js'
 import { createCollection, deleteCollection, duplicateCollection, getCollection, listCollections, updateCollection } from '../store/collections.js'
 import type { Router } from './router.js'
 import type { ManagementDeps } from './server.js'
+import { corsSchema, withCorsDefaults } from '../gateway/responses/cors.js'
 import { checkCollectionFields, collectionFieldProblems, etag, headersSchema, pageQuery } from './validation.js'
 
 const fields = {
@@ -11,13 +12,17 @@ const fields = {
   upstream_url: { type: 'string', minLength: 1, maxLength: 2048 },
   status: { type: 'string', enum: ['active', 'disabled'] },
   headers: headersSchema,
-  auth_required: { type: 'boolean' }
+  auth_required: { type: 'boolean' },
+  cors: corsSchema
 }
 const createSchema = { type: 'object', additionalProperties: false, required: ['name', 'base_path', 'upstream_url'], properties: fields }
 const updateSchema = { type: 'object', additionalProperties: false, properties: fields }
 // Without a status the route toggles active <-> disabled.
 const statusSchema = { type: 'object', additionalProperties: false, properties: { status: fields.status } }
 const duplicateSchema = { type: 'object', additionalProperties: false, properties: { name: fields.name, base_path: fields.base_path } }
+
+/** A `cors` is stored with its defaults filled in, so that reads show what applies. */
+const withDefaults = <T extends { cors?: Collection['cors'] }>(body: T): T => body.cors == null ? body : { ...body, cors: withCorsDefaults(body.cors) }
 
 export function registerCollectionRoutes (router: Router, deps: ManagementDeps): void {
   const { store, events } = deps
@@ -30,7 +35,7 @@ export function registerCollectionRoutes (router: Router, deps: ManagementDeps):
 
   router.add('POST', '/api/v1/collections', async ctx => {
     checkCollectionFields(ctx.body)
-    const c = await createCollection(store, ctx.body)
+    const c = await createCollection(store, withDefaults(ctx.body))
     changed(c, 'created', ctx.user?.sub)
     return { status: 201, body: c, headers: etag(c.version) }
   }, { role: 'editor', body: createSchema, fieldProblems: collectionFieldProblems })
@@ -42,7 +47,7 @@ export function registerCollectionRoutes (router: Router, deps: ManagementDeps):
 
   router.add('PUT', '/api/v1/collections/:id', async ctx => {
     checkCollectionFields(ctx.body)
-    const c = await updateCollection(store, ctx.params.id, ctx.body, ctx.ifMatch)
+    const c = await updateCollection(store, ctx.params.id, withDefaults(ctx.body), ctx.ifMatch)
     changed(c, 'updated', ctx.user?.sub)
     return { status: 200, body: c, headers: etag(c.version) }
   }, { role: 'editor', body: updateSchema, fieldProblems: collectionFieldProblems })

@@ -22,6 +22,7 @@ import { toOpenApi } from '../collections-io/openapi-export.js'
 import { fromOpenApi, type OpenApiImport } from '../collections-io/openapi-import.js'
 import { openApiImportRequest } from '../collections-io/openapi-import-request.js'
 import { getCollection, insertCollection, listCollections } from '../store/collections.js'
+import { withCorsDefaults } from '../gateway/responses/cors.js'
 import { insertProxyRow, listProxiesOf, type ProxyInput } from '../store/proxies.js'
 import { routeKey } from '../store/route-key.js'
 import { bumpConfigVersion } from '../store/rows.js'
@@ -72,7 +73,7 @@ export function registerImportExportRoutes (router: Router, deps: ManagementDeps
     const created = await store.tx(async q => {
       const out: Array<Collection & { proxy_count: number }> = []
       for (const { collection, proxies } of parsed.file.collections) {
-        const c = await insertCollection(q, collection)
+        const c = await insertCollection(q, { ...collection, cors: collection.cors == null ? null : withCorsDefaults(collection.cors) })
         for (const p of proxies) {
           await insertProxyRow(q, { ...p, collection_id: c.id, status: keepStatus ? p.status : 'draft', workflow: workflowOf(p) })
         }

@@ -34,7 +34,7 @@ export const OPERATIONS: Record<string, OperationInfo> = {
   // Collections
   'GET /api/v1/collections': { name: 'list_collections', readOnly: true, query: page, description: 'List collections (groups of proxies under one base_path, forwarding to one upstream_url).' + LIST },
   'GET /api/v1/collections/:id': { name: 'get_collection', readOnly: true, description: 'Read one collection by id.' },
-  'POST /api/v1/collections': { name: 'create_collection', description: 'Create a collection: name, base_path (unique, starts with /), upstream_url (the backend base URL), optional headers, status, auth_required. Proxies are added with create_proxy.' },
+  'POST /api/v1/collections': { name: 'create_collection', description: 'Create a collection: name, base_path (unique, starts with /), upstream_url (the backend base URL), optional headers, status, auth_required, cors (browser access from other origins). Proxies are added with create_proxy.' },
   'PUT /api/v1/collections/:id': { name: 'update_collection', description: 'Change fields of a collection; send only the fields to change.' },
   'DELETE /api/v1/collections/:id': { name: 'delete_collection', destructive: true, description: 'Delete a collection and all its proxies; they stop being served at once.' },
   'PUT /api/v1/collections/:id/status': { name: 'set_collection_status', description: "Set a collection 'active' or 'disabled' (without status: toggle). A disabled collection serves none of its proxies." },

@@ -5,11 +5,11 @@ import { hasClaims, insertProxyRow, listProxiesOf } from './proxies.js'
 import { bumpConfigVersion, iso, json, page, type PageQuery } from './rows.js'
 import { isUniqueViolation, type Queryable, type Store } from './types.js'
 
-export type CollectionInput = Pick<Collection, 'name' | 'base_path' | 'upstream_url'> & Partial<Pick<Collection, 'description' | 'status' | 'headers' | 'auth_required'>>
+export type CollectionInput = Pick<Collection, 'name' | 'base_path' | 'upstream_url'> & Partial<Pick<Collection, 'description' | 'status' | 'headers' | 'auth_required' | 'cors'>>
 export type CollectionPatch = Partial<Omit<Collection, 'id' | 'version' | 'created_at' | 'updated_at'>>
 
-const FIELDS = ['name', 'description', 'base_path', 'upstream_url', 'status', 'headers', 'auth_required'] as const
-const JSON_FIELDS = new Set(['headers'])
+const FIELDS = ['name', 'description', 'base_path', 'upstream_url', 'status', 'headers', 'auth_required', 'cors'] as const
+const JSON_FIELDS = new Set(['headers', 'cors'])
 
 export function toCollection (r: any): Collection {
   return {
@@ -21,6 +21,7 @@ export function toCollection (r: any): Collection {
     status: r.status,
     headers: json(r.headers),
     auth_required: r.auth_required,
+    cors: r.cors === undefined ? null : json(r.cors),
     version: Number(r.version),
     created_at: iso(r.created_at),
     updated_at: iso(r.updated_at)
@@ -50,10 +51,10 @@ export async function insertCollection (q: Queryable, input: CollectionInput): P
   await assertBasePathFree(q, input.base_path)
   try {
     const { rows } = await q.query(
-      `INSERT INTO collections (id, name, description, base_path, upstream_url, status, headers, auth_required)
-       VALUES ($1, $2, $3, $4, $5, $6, $7, $8) RETURNING *`,
+      `INSERT INTO collections (id, name, description, base_path, upstream_url, status, headers, auth_required, cors)
+       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9) RETURNING *`,
       [randomUUID(), input.name, input.description ?? '', input.base_path, input.upstream_url,
-        input.status ?? 'active', JSON.stringify(input.headers ?? []), input.auth_required ?? true])
+        input.status ?? 'active', JSON.stringify(input.headers ?? []), input.auth_required ?? true, input.cors == null ? null : JSON.stringify(input.cors)])
     return toCollection(rows[0])
   } catch (err) {
     if (isUniqueViolation(err)) throw basePathTaken(input.base_path, 'another collection')
@@ -86,7 +87,7 @@ export async function updateCollection (store: Store, id: string, patch: Collect
     const params: unknown[] = [id]
     for (const f of FIELDS) {
       if (patch[f] === undefined) continue
-      params.push(JSON_FIELDS.has(f) ? JSON.stringify(patch[f]) : patch[f])
+      params.push(JSON_FIELDS.has(f) ? (patch[f] === null ? null : JSON.stringify(patch[f])) : patch[f])
       sets.push(`${f} = $${params.length}`)
     }
     try {

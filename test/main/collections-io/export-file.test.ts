@@ -24,6 +24,7 @@ const billing = collectionRecord({
   upstream_url: 'https://billing.internal:8443/v1',
   headers: [{ name: 'x-team', value: 'payments' }, { name: 'x-api-key', env: 'BILLING_KEY' }],
   auth_required: false,
+  cors: { allow_origins: ['https://app.example.com'], allow_methods: ['GET'], allow_headers: [], expose_headers: ['x-total'], allow_credentials: true, max_age_s: 60 },
   status: 'disabled'
 })
 const billingProxies = proxyRecords([
@@ -55,7 +56,8 @@ t.test('the export file holds configuration only: no ids, versions, timestamps o
   t.equal(file.exported_at, '2025-05-06T07:08:09.000Z')
   t.same(file.collections[0]!.collection, {
     name: 'Billing', description: 'Invoices', base_path: '/billing', upstream_url: 'https://billing.internal:8443/v1',
-    status: 'disabled', headers: [{ name: 'x-team', value: 'payments' }, { name: 'x-api-key', env: 'BILLING_KEY' }], auth_required: false
+    status: 'disabled', headers: [{ name: 'x-team', value: 'payments' }, { name: 'x-api-key', env: 'BILLING_KEY' }], auth_required: false,
+    cors: { allow_origins: ['https://app.example.com'], allow_methods: ['GET'], allow_headers: [], expose_headers: ['x-total'], allow_credentials: true, max_age_s: 60 }
   })
   const text = JSON.stringify(file)
   for (const leak of ['"id":"col_', '"id":"prx_', 'collection_id', 'workflow_id', 'created_at', 'updated_at', '"version"']) {
@@ -91,7 +93,7 @@ t.test('hand-written files get defaults for optional fields', async t => {
   t.ok(result.ok)
   if (!result.ok) return
   t.same(result.file.collections[0], {
-    collection: { name: 'Mini', description: '', base_path: '/mini', upstream_url: 'http://127.0.0.1:9000', status: 'active', headers: [], auth_required: true },
+    collection: { name: 'Mini', description: '', base_path: '/mini', upstream_url: 'http://127.0.0.1:9000', status: 'active', headers: [], auth_required: true, cors: null },
     proxies: [{
       name: 'ping', description: '', methods: ['GET'], path: '/ping', target_path: '/ping', headers: [],
       parameters: [{ name: 'q', location: 'query', type: 'string', required: false }],

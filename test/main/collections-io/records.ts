@@ -6,7 +6,7 @@ const stamp = { version: 3, created_at: '2025-01-02T03:04:05.000Z', updated_at: 
 export function collectionRecord (c: Partial<Collection>, id = 'col_1'): Collection {
   return {
     id, ...stamp, name: 'c', description: '', base_path: '/c', upstream_url: 'http://127.0.0.1:9000',
-    status: 'active', headers: [], auth_required: true, ...c
+    status: 'active', headers: [], auth_required: true, cors: null, ...c
   }
 }
 
@@ -15,6 +15,6 @@ export function proxyRecords (proxies: Array<Partial<Proxy>>, over: Partial<Prox
     id: `prx_${i}`, ...stamp, collection_id: collectionId, name: `p${i}`, description: '', methods: ['GET'],
     path: '/', target_path: '/', headers: [], parameters: [], request_schema: null, response_schema: null,
     streaming: false, status: 'draft', workflow_enabled: false, workflow: null, workflow_id: `wf_${i}`,
-    timeout_ms: null, ...p, ...over
+    timeout_ms: null, max_body_bytes: null, cache: null, compression: true, ...p, ...over
   }))
 }

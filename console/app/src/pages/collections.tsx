@@ -6,10 +6,11 @@ import { api, download, get, type Page } from '../api'
 import { useCan } from '../session'
 import { Dialog, ErrorText, Field, Status, formValues } from '../ui'
 import { useEditSnapshot } from '../edit-snapshot'
+import { CorsFields, corsFromForm, type Cors } from './cors-fields'
 
 export interface Collection {
   id: string, name: string, description: string, base_path: string, upstream_url: string
-  status: 'active' | 'disabled', auth_required: boolean, headers: unknown[], version: number, updated_at: string
+  status: 'active' | 'disabled', auth_required: boolean, headers: unknown[], cors: Cors | null, version: number, updated_at: string
 }
 
 export function CollectionsPage () {
@@ -56,7 +57,7 @@ export function CollectionForm ({ record: live, onClose }: { record?: Collection
   const submit = async (e: FormEvent<HTMLFormElement>) => {
     e.preventDefault()
     const v = formValues(e.currentTarget)
-    const body = { name: v.name, description: v.description, base_path: v.base_path, upstream_url: v.upstream_url, auth_required: v.auth_required === 'on' }
+    const body = { name: v.name, description: v.description, base_path: v.base_path, upstream_url: v.upstream_url, auth_required: v.auth_required === 'on', cors: corsFromForm(v) }
     try {
       if (record === undefined) {
         const created = await api<Collection>('POST', '/collections', body)
@@ -66,7 +67,7 @@ export function CollectionForm ({ record: live, onClose }: { record?: Collection
     } catch (err) { setError(err) }
   }
   return (
-    <Dialog title={record === undefined ? 'New collection' : `Edit ${record.name}`} onClose={onClose}>
+    <Dialog title={record === undefined ? 'New collection' : `Edit ${record.name}`} onClose={onClose} wide>
       {banner}
       <form onSubmit={e => { void submit(e) }} key={record?.version}>
         <Field label='Name'><input name='name' required defaultValue={record?.name} /></Field>
@@ -74,6 +75,7 @@ export function CollectionForm ({ record: live, onClose }: { record?: Collection
         <Field label='Base path' hint='Starts with /, unique: the gateway serves the proxies under it.'><input name='base_path' required placeholder='/billing' defaultValue={record?.base_path} /></Field>
         <Field label='Upstream URL'><input name='upstream_url' required placeholder='http://127.0.0.1:9000' defaultValue={record?.upstream_url} /></Field>
         <label className='check'><input type='checkbox' name='auth_required' defaultChecked={record?.auth_required ?? true} /> Callers must authenticate (client, profile, token)</label>
+        <CorsFields value={record?.cors} />
         <ErrorText error={error} />
         <footer><button type='button' className='ghost' onClick={onClose}>Cancel</button><button type='submit'>{record === undefined ? 'Create' : 'Save'}</button></footer>
       </form>

@@ -16,6 +16,7 @@ import { m009ConfigChanges } from './009-config-changes.js'
 import { m010BrokerTriggerState } from './010-broker-trigger-state.js'
 import { m011RequestLogIndexes } from './011-request-log-indexes.js'
 import { m012RequestLogClientIndex } from './012-request-log-client-index.js'
+import { m013ResponseSettings } from './013-response-settings.js'
 
 /** `embeddedSql`, when given, is what the embedded store runs instead of `sql`. */
 export interface Migration { version: number, name: string, sql: string, embeddedSql?: string }
@@ -32,5 +33,6 @@ export const MIGRATIONS: readonly Migration[] = [
   m009ConfigChanges,
   m010BrokerTriggerState,
   m011RequestLogIndexes,
-  m012RequestLogClientIndex
+  m012RequestLogClientIndex,
+  m013ResponseSettings
 ]
