@@ -1,17 +1,17 @@
 /**
  * One gateway request from its head to its log record: the per-request object
  * every stage reads and writes (fastify's request+reply in one). It copies what
- * it needs from uWS's `req` at once (invalid after the callback), owns the
+ * it needs from the request head (`req`) at once (invalid after the callback), owns the
  * response head (the one place headers are written), and finishes exactly once.
  */
 import { randomUUID } from 'node:crypto'
-import type uWS from 'uWebSockets.js'
 import { AppError, errorBody } from '../../common/errors.js'
 import type { Principal } from '../access/profile-auth.js'
 import type { AccessGate } from '../access/gate.js'
 import type { Config } from '../config/config.js'
 import type { AccessFields, Logger } from '../logger.js'
 import type { RequestRecord } from '../observability/types.js'
+import type { GatewayRequest, GatewayResponse } from './http/types.js'
 import type { GatewayOptions } from './index.js'
 import { DROP_RESPONSE } from './request-head.js'
 import type { Match, RouteTable } from './route-table.js'
@@ -77,7 +77,7 @@ export class GatewayExchange {
   aborted = false
   ended = false
   status = 0
-  // Request head, copied from uWS's req.
+  // Request head, copied from req.
   readonly method: string
   readonly url: string
   readonly query: string
@@ -128,7 +128,7 @@ export class GatewayExchange {
   /** Answered by the gateway itself (x.fail), for the refused-traffic metric. */
   private refused = false
 
-  constructor (readonly ctx: GatewayContext, readonly res: uWS.HttpResponse, req: uWS.HttpRequest) {
+  constructor (readonly ctx: GatewayContext, readonly res: GatewayResponse, req: GatewayRequest) {
     ctx.inFlight++
     res.onAborted(() => { this.aborted = true; this.upstream?.abort(); this.release() })
     // Everything needed from `req` is copied now: it is invalid after this callback returns.

@@ -1,8 +1,9 @@
 /**
- * The gateway: published APIs on a uWebSockets.js listener. The request path is
+ * The gateway: published APIs on one listener. The request path is
  * split into stages, one file each (read them in this order):
- *   listener.ts         the uWS app, health routes, the stage chain, listen/close
- *   exchange.ts         the per-request object: head copied from uWS, response head, finish
+ *   http/               the HTTP layer under the stages (types.ts: the boundary; uws, node)
+ *   listener.ts         the routes, health routes, the stage chain, listen/close
+ *   exchange.ts         the per-request object: head copied from req, response head, finish
  *   access.ts           client authentication and policy (auth_required collections)
  *   body.ts             buffered or streamed request bodies, after the access decision
  *   forward.ts          the backend exchange and the relay of its answer
@@ -10,7 +11,6 @@
  * with route-table.ts (matching), request-head.ts and upstream.ts (the backend client).
  * See docs/gateway.md.
  */
-import type uWS from 'uWebSockets.js'
 import type { Collection, Proxy } from '../../common/types.js'
 import type { Config } from '../config/config.js'
 import type { Logger } from '../logger.js'
@@ -18,6 +18,7 @@ import type { CompiledRoute, RoutingDelta } from './route-table.js'
 import type { GatewayAccess } from '../access/gate.js'
 import type { RequestRecord } from '../observability/types.js'
 import type { WebHandler } from './mcp-route.js'
+import type { RouteRegistrar } from './http/types.js'
 
 export { createGateway } from './listener.js'
 
@@ -37,8 +38,8 @@ export interface GatewayOptions {
   workflows?: (route: CompiledRoute, trigger: WorkflowTrigger) => Promise<{ status: number, headers: Record<string, string>, body: unknown }>
   /** Fixed routes that are not gateway traffic (the gateway MCP at `/mcp`, the portal assistant), answering web Requests. */
   webRoutes?: Array<{ path: string, handler: WebHandler }>
-  /** Registers fixed-prefix routes (the developer portal's /portal/*); uWS matches them before the catch-all. */
-  mount?: (app: uWS.TemplatedApp) => void
+  /** Registers fixed-prefix routes (the developer portal's /portal/*), matched before the catch-all. */
+  mount?: (app: RouteRegistrar) => void
 }
 
 /** What an http_trigger exposes to the workflow. */

@@ -1,5 +1,5 @@
 /**
- * The gateway listener on uWebSockets.js: `/livez`, `/readyz`, and one
+ * The gateway listener: `/livez`, `/readyz`, and one
  * catch-all route that runs each request through named stages over one
  * per-request object (GatewayExchange), the way fastify chains its hooks:
  *
@@ -7,14 +7,17 @@
  *                                                                              ├─> workflow target
  *                                                                              └─> forward
  *
- * Any stage may answer with an error (x.fail) and stop the chain.
+ * Any stage may answer with an error (x.fail) and stop the chain. The HTTP layer under it
+ * (http/: uWebSockets.js, or node:http with GATEWAY_SERVER=node) only delivers (res, req).
  */
-import uWS from 'uWebSockets.js'
 import { AppError, badRequest, methodNotAllowed, notFound, payloadTooLarge, serviceUnavailable } from '../../common/errors.js'
 import { createAccessGate } from '../access/gate.js'
 import { checkAccess } from './access.js'
 import { readBody } from './body.js'
 import { GatewayExchange, type GatewayContext } from './exchange.js'
+import { createHttpLayer } from './http/index.js'
+import { createRouteList } from './http/routes.js'
+import type { HttpLayer } from './http/types.js'
 import { registerWebRoute } from './mcp-route.js'
 import { createTrustedProxies, parseTrustedProxies } from './trusted-proxies.js'
 import { createLoadShedder } from './load-shedding.js'
@@ -53,8 +56,8 @@ export function createGateway (opts: GatewayOptions): Gateway {
     inFlight: 0,
     draining: null
   }
-  const app = uWS.App()
-  let listenSocket: unknown = null
+  const app = createRouteList()
+  let layer: HttpLayer | null = null
   let tlsListener: TlsListener | null = null
   let port = 0
 
@@ -95,13 +98,8 @@ export function createGateway (opts: GatewayOptions): Gateway {
     setRoutes (collections, proxies) { ctx.table.set(collections, proxies) },
     updateRoutes (delta) { ctx.table.apply(delta) },
     async listen () {
-      port = await new Promise<number>((resolve, reject) => {
-        app.listen(config.HOST, config.PORT, ls => {
-          if (ls === false) { reject(new Error(`The gateway could not listen on ${config.HOST}:${config.PORT}.`)); return }
-          listenSocket = ls
-          resolve(uWS.us_socket_local_port(ls))
-        })
-      })
+      layer = createHttpLayer(app.routes)
+      port = await layer.listen(config.HOST, config.PORT)
       if (config.TLS_CERT !== '' && config.TLS_KEY !== '') {
         tlsListener = await startTlsListener({
           cert: config.TLS_CERT, key: config.TLS_KEY, ca: config.TLS_CA, host: config.HOST, port: config.TLS_PORT,
@@ -112,7 +110,7 @@ export function createGateway (opts: GatewayOptions): Gateway {
     },
     async close () {
       tlsListener?.stop()
-      if (listenSocket !== null) { uWS.us_listen_socket_close(listenSocket as any); listenSocket = null }
+      layer?.stopListening()
       if (ctx.inFlight > 0) {
         await new Promise<void>(resolve => {
           const timer = setTimeout(resolve, config.SHUTDOWN_TIMEOUT_MS)
@@ -121,7 +119,8 @@ export function createGateway (opts: GatewayOptions): Gateway {
       }
       await tlsListener?.close()
       tlsListener = null
-      app.close()
+      layer?.close()
+      layer = null
       ctx.upstream.close()
       ctx.shedder.close()
     }

@@ -1,14 +1,14 @@
 /**
  * Fixed routes on the gateway listener that are not gateway traffic (the gateway MCP at `/mcp`,
- * the developer-portal assistant): a web-standard Request built from the uWS request, handed to
+ * the developer-portal assistant): a web-standard Request built from the request head, handed to
  * a handler, its Response written back (streamed as it comes when it is text/event-stream).
- * Registered as their own uWS routes beside the catch-all, so ordinary gateway traffic never
- * looks at them (uWS matches a static path before the wildcard).
+ * Registered as their own routes beside the catch-all, so ordinary gateway traffic never
+ * looks at them (a static path is matched before the wildcard).
  */
 import { randomUUID } from 'node:crypto'
-import type uWS from 'uWebSockets.js'
 import { errorBody, payloadTooLarge } from '../../common/errors.js'
 import type { Logger } from '../logger.js'
+import type { RouteRegistrar } from './http/types.js'
 import type { McpPeer } from '../mcp/gateway-mcp.js'
 import type { TrustedProxies } from './trusted-proxies.js'
 import { hopValue, TLS_HOP_HEADER, type TlsHop } from './tls-listener.js'
@@ -33,7 +33,7 @@ export interface WebRouteOptions {
 const REQUEST_ID = /^[A-Za-z0-9._:@-]{1,128}$/
 const DROP = new Set(['content-length', 'transfer-encoding', 'connection', 'keep-alive'])
 
-export function registerWebRoute (app: uWS.TemplatedApp, path: string, handler: WebHandler, o: WebRouteOptions): void {
+export function registerWebRoute (app: RouteRegistrar, path: string, handler: WebHandler, o: WebRouteOptions): void {
   app.any(path, (res, req) => {
     o.begin()
     let aborted = false
@@ -41,7 +41,7 @@ export function registerWebRoute (app: uWS.TemplatedApp, path: string, handler: 
     const finish = () => { if (!finished) { finished = true; o.end() } }
     res.onAborted(() => { aborted = true; finish() })
 
-    // Copied at once: the uWS request is invalid after this callback.
+    // Copied at once: the request head is invalid after this callback.
     const method = req.getCaseSensitiveMethod()
     const query = req.getQuery()
     const headers = new Headers()

@@ -2,15 +2,15 @@
  * The developer portal on the gateway listener, under the fixed prefix /portal/:
  * the built portal app, its catalogue (published proxies of active collections,
  * grouped by collection: what the gateway serves, never drafts) and each
- * collection's OpenAPI document. uWebSockets.js matches the static '/portal'
- * segment before the gateway's catch-all, so gateway traffic pays nothing for it.
+ * collection's OpenAPI document. The HTTP layer matches the '/portal'
+ * prefix before the gateway's catch-all, so gateway traffic pays nothing for it.
  *
  *   GET /portal/                        the portal page
  *   GET /portal/catalogue.json          {collections: [{…, proxies: [...]}]}
  *   GET /portal/openapi/<id>.json       OpenAPI 3.1 of one collection (download)
  */
-import type uWS from 'uWebSockets.js'
 import type { Collection, Proxy } from '../../common/types.js'
+import type { RouteRegistrar } from '../gateway/http/types.js'
 import { toOpenApi } from '../collections-io/openapi-export.js'
 import type { RoutingView } from '../routes/reloader.js'
 import type { StaticFiles } from './static-files.js'
@@ -20,7 +20,7 @@ export interface Portal {
   /** The served configuration changed; the catalogue and documents are rebuilt when next asked for. */
   setRoutes (view: Pick<RoutingView, 'collections' | 'proxies'>): void
   /** Registers the /portal routes on the gateway app (nothing when the portal was not built). */
-  attach (app: uWS.TemplatedApp): void
+  attach (app: RouteRegistrar): void
 }
 
 const PREFIX = '/portal'

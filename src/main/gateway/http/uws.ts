@@ -1,0 +1,35 @@
+/**
+ * The uWebSockets.js HTTP layer (the default): one uWS app with the registered routes. uWS's
+ * own response and request objects are handed to the handlers as they are (they satisfy
+ * GatewayResponse and GatewayRequest), so this layer adds nothing per request.
+ */
+import { createRequire } from 'node:module'
+import type uWS from 'uWebSockets.js'
+import type { GatewayRequest, GatewayResponse, HttpLayer, Route } from './types.js'
+
+// Compile-time proof that uWS's objects are the boundary's, unwrapped.
+export const asBoundary = (res: uWS.HttpResponse, req: uWS.HttpRequest): [GatewayResponse, GatewayRequest] => [res, req]
+
+export function createUwsLayer (routes: readonly Route[]): HttpLayer {
+  // Loaded here, not at import: a service in node mode never loads the native binary.
+  const u = createRequire(import.meta.url)('uWebSockets.js') as typeof uWS
+  const app = u.App()
+  for (const r of routes) app[r.method](r.pattern, r.handler)
+  let listenSocket: uWS.us_listen_socket | null = null
+  return {
+    name: 'uws',
+    async listen (host, port) {
+      return await new Promise<number>((resolve, reject) => {
+        app.listen(host, port, ls => {
+          if (ls === false) { reject(new Error(`The gateway could not listen on ${host}:${port}.`)); return }
+          listenSocket = ls
+          resolve(u.us_socket_local_port(ls))
+        })
+      })
+    },
+    stopListening () {
+      if (listenSocket !== null) { u.us_listen_socket_close(listenSocket); listenSocket = null }
+    },
+    close () { app.close() }
+  }
+}
