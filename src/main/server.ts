@@ -148,7 +148,7 @@ export async function start (config: Readonly<Config>, opts: StartOptions = {}):
     config, logger, readiness, env, observe, workflows, mount: portal.attach, access: gatewayAccess,
     webRoutes: [
       { path: MCP_PATH, handler: async (req, peer) => await gatewayMcp.handle(req, peer) },
-      { path: PORTAL_ASSISTANT_PATH, handler: createPortalAssistant({ config, store, logger, authenticate: gatewayMcp.authenticate }) }
+      { path: PORTAL_ASSISTANT_PATH, handler: createPortalAssistant({ config, store, logger, authenticate: gatewayMcp.authenticate, audit: () => management.audit }) }
     ]
   })
   // A proxy awaiting a trigger test-listen capture answers through its workflow even while it is disabled.
@@ -189,7 +189,7 @@ export async function start (config: Readonly<Config>, opts: StartOptions = {}):
   registerTriggerRoutes(management.router, { store, health: triggers.health })
   let managementPort = 0
   registerAssistantRoutes(management.router, {
-    config, store, logger, mcpUrl: () => `http://${urlHost(loopbackFor(config.MANAGEMENT_HOST))}:${managementPort}/api/v1${config.MANAGEMENT_MCP_PATH}`
+    config, store, logger, audit: management.audit, mcpUrl: () => `http://${urlHost(loopbackFor(config.MANAGEMENT_HOST))}:${managementPort}/api/v1${config.MANAGEMENT_MCP_PATH}`
   })
   const streamLimits = new StreamLimits(config.SSE_MAX_STREAMS, config.SSE_MAX_STREAMS_PER_USER)
   management.router.add('GET', '/api/v1/events/stream', async ctx => {

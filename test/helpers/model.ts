@@ -30,3 +30,4 @@ export async function scriptedModel (t: T) {
   return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/v1`, script, seen }
 }
 
+

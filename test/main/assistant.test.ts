@@ -6,29 +6,9 @@
  * assistant calling published APIs through the gateway MCP with the developer's profile.
  */
 import t from 'tap'
-import { loadConfig } from '../../src/main/config/config.js'
-import { start, type Service } from '../../src/main/server.js'
-import { createTempDir, silentLogger } from '../helpers/db.js'
+import { startAssistantService as startService, sseEvents as events } from '../helpers/assistant.js'
 import { startBackend } from '../helpers/gateway.js'
-import { scriptedModel, type T } from '../helpers/model.js'
-
-/** The events of one SSE answer. */
-function events (text: string): Array<{ event: string, data: any }> {
-  return text.split('\n\n').filter(f => f.trim() !== '').map(f => {
-    const event = /^event: (.*)$/m.exec(f)?.[1] ?? 'message'
-    const data = JSON.parse(/^data: (.*)$/m.exec(f)?.[1] ?? 'null')
-    return { event, data }
-  })
-}
-
-async function startService (t: T, modelUrl: string | null): Promise<Service> {
-  const s = await start(loadConfig({
-    PORT: '0', HOST: '127.0.0.1', MANAGEMENT_PORT: '0', LOG_LEVEL: 'silent', WORKERS: '1', DATA_DIR: await createTempDir(t), DATABASE_URL: '',
-    ...(modelUrl === null ? {} : { ASSISTANT_BASE_URL: modelUrl, ASSISTANT_MODEL: 'scripted-1', ASSISTANT_API_KEY: 'sk-test' })
-  }), { logger: silentLogger })
-  t.teardown(async () => { await s.close() })
-  return s
-}
+import { scriptedModel } from '../helpers/model.js'
 
 t.test('the management assistant acts through the management MCP as the signed-in user', async t => {
   const model = await scriptedModel(t)

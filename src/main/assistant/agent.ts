@@ -8,16 +8,26 @@
  *                                         └─ changes or deletes ─▶ stop: a pending action the
  *                                            user approves or declines (POST … confirm) ─▶ …
  *
+ * A tool whose answer holds secret material waits for approval like a change, and the secret goes
+ * to the user only (tool-results.ts); every result reaches the model marked as untrusted data.
  * The conversation (OpenAI message shapes) is the saved thread; a pending action lives in the
  * thread's metadata, so it survives a restart and any instance can resume it.
  */
 import { randomUUID } from 'node:crypto'
 import { AppError } from '../../common/errors.js'
+import { asUntrusted, redactSecrets } from './tool-results.js'
 
 export interface AssistantSettings { baseUrl: string, apiKey: string, model: string, maxSteps: number }
 
 /** A tool as the model sees it, and whether running it needs the user's approval. */
-export interface ToolSpec { name: string, description: string, parameters: Record<string, unknown>, confirm: (args: Record<string, unknown>) => boolean }
+export interface ToolSpec {
+  name: string
+  description: string
+  parameters: Record<string, unknown>
+  confirm: (args: Record<string, unknown>) => boolean
+  /** Answer fields holding secret material: shown to the user, replaced before the model reads the result. */
+  secretFields: readonly string[]
+}
 
 export interface ToolBox {
   tools: ToolSpec[]
@@ -46,9 +56,13 @@ export interface PendingAction {
 /** What the turn reports as it goes (streamed to the client as Server-Sent Events). */
 export type TurnEvent =
   | { event: 'tool_call', data: { id: string, tool: string, arguments: Record<string, unknown> } }
-  | { event: 'tool_result', data: { id: string, tool: string, is_error: boolean, content: string } }
+  | { event: 'tool_result', data: { id: string, tool: string, is_error: boolean, content: string, secret?: true } }
   | { event: 'confirmation_required', data: { action_id: string, tool: string, arguments: Record<string, unknown>, description: string } }
   | { event: 'message', data: { content: string } }
+
+/** How a tool call ended, for the audit trail: run at once, run after approval, or declined. */
+export type CallOutcome = 'tool_call' | 'tool_call_approved' | 'tool_call_declined'
+export interface CallRecord { tool: string, args: Record<string, unknown>, outcome: CallOutcome, isError: boolean, text: string }
 
 const RESULT_CHARS_TO_MODEL = 24_000
 const RESULT_CHARS_TO_CLIENT = 4_000
@@ -109,8 +123,12 @@ export interface TurnInput {
   /** Set when the user answers a pending action. */
   decision?: { pending: PendingAction, approve: boolean }
   emit: (e: TurnEvent) => void
+  /** Told of every tool call decided (run or declined). */
+  record: (c: CallRecord) => void
   signal: AbortSignal
 }
+
+const SECRET_NOTE = ' Its answer holds secret material: you will see it; the assistant will not.'
 
 /** Runs tool calls in order; stops at the first that needs approval and returns it as pending. */
 async function runCalls (calls: ToolCall[], t: TurnInput, approved: string | null): Promise<PendingAction | null> {
@@ -122,13 +140,16 @@ async function runCalls (calls: ToolCall[], t: TurnInput, approved: string | nul
     if (spec === undefined) {
       result = { text: `There is no tool named '${c.function.name}'.`, isError: true }
     } else if (spec.confirm(args) && c.id !== approved) {
-      return { action_id: randomUUID(), tool: spec.name, arguments: args, description: spec.description.split(/(?<=\.)\s/)[0], remaining: calls.slice(i) }
+      const description = spec.description.split(/(?<=\.)\s/)[0] + (spec.secretFields.length > 0 ? SECRET_NOTE : '')
+      return { action_id: randomUUID(), tool: spec.name, arguments: args, description, remaining: calls.slice(i) }
     } else {
       t.emit({ event: 'tool_call', data: { id: c.id, tool: spec.name, arguments: args } })
       result = await t.box.call(spec.name, args)
+      t.record({ tool: spec.name, args, outcome: c.id === approved ? 'tool_call_approved' : 'tool_call', isError: result.isError, text: result.text })
     }
-    t.emit({ event: 'tool_result', data: { id: c.id, tool: c.function.name, is_error: result.isError, content: result.text.slice(0, RESULT_CHARS_TO_CLIENT) } })
-    t.messages.push({ role: 'tool', tool_call_id: c.id, content: result.text.slice(0, RESULT_CHARS_TO_MODEL) })
+    const forModel = redactSecrets(result.text, spec?.secretFields ?? [])
+    t.emit({ event: 'tool_result', data: { id: c.id, tool: c.function.name, is_error: result.isError, content: result.text.slice(0, RESULT_CHARS_TO_CLIENT), ...(forModel.redacted ? { secret: true as const } : {}) } })
+    t.messages.push({ role: 'tool', tool_call_id: c.id, content: spec === undefined ? result.text : asUntrusted(spec.name, forModel.text.slice(0, RESULT_CHARS_TO_MODEL)) })
   }
   return null
 }
@@ -139,6 +160,7 @@ export async function runTurn (t: TurnInput): Promise<PendingAction | null> {
     const { pending, approve } = t.decision
     const [first, ...rest] = pending.remaining
     if (!approve) {
+      t.record({ tool: pending.tool, args: pending.arguments, outcome: 'tool_call_declined', isError: false, text: '' })
       t.emit({ event: 'tool_result', data: { id: first.id, tool: pending.tool, is_error: true, content: 'Declined by the user.' } })
       t.messages.push({ role: 'tool', tool_call_id: first.id, content: 'The user declined this action; it was not run. Ask what they want instead.' })
       const next = await runCalls(rest, t, null)

@@ -13,7 +13,7 @@ import { AppError, conflict, errorBody } from '../../common/errors.js'
 import type { Logger } from '../logger.js'
 import { getThread, saveThread, type ThreadMessage, type ThreadSurface } from '../store/threads.js'
 import type { Store } from '../store/types.js'
-import { runTurn, type AssistantSettings, type ChatMessage, type PendingAction, type TurnEvent } from './agent.js'
+import { runTurn, type AssistantSettings, type CallRecord, type ChatMessage, type PendingAction, type TurnEvent } from './agent.js'
 import type { McpToolBox } from './mcp-toolbox.js'
 
 export interface ChatInput { message?: string, confirm?: { action_id: string, approve: boolean } }
@@ -46,6 +46,8 @@ export interface ChatOptions {
   system: string
   openBox: () => Promise<McpToolBox>
   logger: Logger
+  /** Told of every tool call decided (the audit trail). */
+  record: (c: CallRecord) => void
   signal: AbortSignal
   send: (event: string, data: unknown) => void
 }
@@ -87,7 +89,7 @@ export async function runChat (o: ChatOptions, input: ChatInput, prepared: Await
   let box: McpToolBox | null = null
   try {
     box = await o.openBox()
-    next = await runTurn({ settings: o.settings, box, messages, decision, emit: (e: TurnEvent) => { o.send(e.event, e.data) }, signal: o.signal })
+    next = await runTurn({ settings: o.settings, box, messages, decision, emit: (e: TurnEvent) => { o.send(e.event, e.data) }, record: o.record, signal: o.signal })
   } catch (err) {
     failure = err instanceof AppError ? err : new AppError(502, 'bad_gateway', `The assistant stopped: ${(err as Error).message}`)
     if (!(err instanceof AppError)) o.logger.warn({ err }, 'assistant turn failed')

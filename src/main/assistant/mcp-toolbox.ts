@@ -4,12 +4,19 @@
  * credentials), so every tool call is checked exactly as the caller's own call would be.
  */
 import type { Tool } from '@modelcontextprotocol/sdk/types.js'
+import { SECRET_FIELDS_META } from '../mcp/management-tools.js'
 import type { ToolBox } from './agent.js'
 
 export interface McpToolBox extends ToolBox { close (): Promise<void> }
 
 /** Whether a tool's call needs the user's approval (given the tool and the model's arguments). */
 export type ConfirmRule = (tool: Tool, args: Record<string, unknown>) => boolean
+
+/** The answer fields a tool names as secret material (the management MCP's `gatehouse/secret_fields`). */
+export function secretFieldsOf (tool: Tool): string[] {
+  const v = tool._meta?.[SECRET_FIELDS_META]
+  return Array.isArray(v) ? v.filter((x): x is string => typeof x === 'string') : []
+}
 
 /** Changing or deleting needs approval: every tool not marked read-only. */
 export const confirmUnlessReadOnly: ConfirmRule = tool => tool.annotations?.readOnlyHint !== true
@@ -28,7 +35,9 @@ export async function openMcpToolBox (url: string, headers: Record<string, strin
         name: tool.name,
         description: tool.description ?? tool.title ?? tool.name,
         parameters: tool.inputSchema as Record<string, unknown>,
-        confirm: args => confirm(tool, args)
+        // Asked for whatever the rule says, and always for a tool whose answer holds secrets.
+        confirm: args => confirm(tool, args) || secretFieldsOf(tool).length > 0,
+        secretFields: secretFieldsOf(tool)
       })),
       async call (name, args) {
         try {

@@ -16,14 +16,17 @@ import type { Store } from '../store/types.js'
 import { ajv, validateWith } from '../validation/ajv.js'
 import { isConfigured, notConfigured, type AssistantSettings } from './agent.js'
 import { chatBodySchema, prepareChat, runChat, sseFrame, type ChatInput } from './chat.js'
+import { auditToolCalls } from './audit.js'
 import { confirmUnlessReadOnly, openMcpToolBox, type ConfirmRule } from './mcp-toolbox.js'
+import { UNTRUSTED_RULE } from './tool-results.js'
+import type { AuditTrail } from '../management/audit-trail.js'
 
 export const PORTAL_ASSISTANT_PATH = '/portal/api/assistant/chat'
 
 const validateChatBody = ajv.compile(chatBodySchema)
 
-const MANAGEMENT_SYSTEM = 'You are the assistant of Gatehouse, an API gateway. You operate it for the signed-in user through the tools, which are its management API: collections of proxies routed to backends, workflows, policies, clients and access profiles, credentials, audit and request logs, metrics. Read before you change; say what you are about to change. Changes and deletions are shown to the user for approval before they run. If a tool answers forbidden, the user\'s role does not allow it: say so plainly. Answer briefly.'
-const PORTAL_SYSTEM = 'You are the developer portal assistant of an API gateway. You help a developer discover and call the APIs their access profile may use, through the tools: list_collections, list_endpoints, endpoint_details, execute_endpoint. Calls other than GET are shown to the developer for approval before they run. Answer briefly and show the relevant part of API answers.'
+const MANAGEMENT_SYSTEM = 'You are the assistant of Gatehouse, an API gateway. You operate it for the signed-in user through the tools, which are its management API: collections of proxies routed to backends, workflows, policies, clients and access profiles, credentials, audit and request logs, metrics. Read before you change; say what you are about to change. Changes, deletions and reads of secrets are shown to the user for approval before they run. If a tool answers forbidden, the user\'s role does not allow it: say so plainly. Answer briefly. ' + UNTRUSTED_RULE
+const PORTAL_SYSTEM = 'You are the developer portal assistant of an API gateway. You help a developer discover and call the APIs their access profile may use, through the tools: list_collections, list_endpoints, endpoint_details, execute_endpoint. Calls other than GET are shown to the developer for approval before they run. Answer briefly and show the relevant part of API answers. ' + UNTRUSTED_RULE
 
 const SSE_HEADERS = { 'content-type': 'text/event-stream; charset=utf-8', 'cache-control': 'no-cache', 'x-accel-buffering': 'no' }
 
@@ -37,6 +40,7 @@ export interface ManagementAssistantDeps {
   logger: Logger
   /** The management MCP's URL on loopback (known once the listener listens). */
   mcpUrl: () => string
+  audit: AuditTrail
 }
 
 export function registerAssistantRoutes (router: Router, deps: ManagementAssistantDeps): void {
@@ -59,6 +63,7 @@ export function registerAssistantRoutes (router: Router, deps: ManagementAssista
       // The user's own token: the management MCP checks their role on every tool call.
       openBox: async () => await openMcpToolBox(deps.mcpUrl(), { authorization: String(ctx.req.headers.authorization) }, confirmUnlessReadOnly),
       logger: deps.logger,
+      record: auditToolCalls(deps.audit, { actor: owner, path: '/api/v1/copilot/chat', remoteAddr: ctx.req.socket.remoteAddress ?? null }),
       signal: abort.signal,
       send: (event, data) => { if (!res.writableEnded) res.write(sseFrame(event, data)) }
     }, input, prepared)
@@ -77,6 +82,8 @@ export interface PortalAssistantDeps {
   logger: Logger
   /** The gateway MCP's own check of the caller's profile. */
   authenticate: GatewayMcp['authenticate']
+  /** The management audit trail (created after the gateway listener). */
+  audit: () => AuditTrail
 }
 
 /** The developer-portal chat, as a handler of web Requests on the gateway listener. */
@@ -117,6 +124,7 @@ export function createPortalAssistant (deps: PortalAssistantDeps): (req: Request
         await runChat({
           store: deps.store, surface: 'developer_portal', owner, settings, system: PORTAL_SYSTEM,
           openBox: async () => opened, logger: deps.logger, signal: abort.signal,
+          record: auditToolCalls(deps.audit(), { actor: owner, path: PORTAL_ASSISTANT_PATH, remoteAddr: peer.remoteIp }),
           send: (event, data) => { try { controller.enqueue(enc.encode(sseFrame(event, data))) } catch {} }
         }, input, prepared)
         controller.close()

@@ -1,10 +1,10 @@
 import type { ErrorDetail } from '../../common/errors.js'
-import { listAuditEntries, type AuditFilter } from '../store/audit.js'
+import { AUDIT_SOURCES, listAuditEntries, type AuditFilter, type AuditSource } from '../store/audit.js'
 import type { Router } from './router.js'
 import type { ManagementDeps } from './server.js'
 import { invalidListQuery, pageQuery } from './validation.js'
 
-const TEXT_FILTERS = ['actor_sub', 'resource_kind', 'resource_id', 'action'] as const
+const TEXT_FILTERS = ['actor_sub', 'resource_kind', 'resource_id', 'action', 'tool'] as const
 
 /** GET /api/v1/audit-logs (viewer). */
 export function registerAuditRoutes (router: Router, deps: Pick<ManagementDeps, 'store'>): void {
@@ -19,8 +19,8 @@ export function registerAuditRoutes (router: Router, deps: Pick<ManagementDeps, 
     }
     const source = q.get('source')
     if (source !== null) {
-      if (source === 'rest' || source === 'mcp') filter.source = source
-      else details.push({ field: 'source', message: "must be 'rest' or 'mcp'" })
+      if (AUDIT_SOURCES.includes(source as AuditSource)) filter.source = source as AuditSource
+      else details.push({ field: 'source', message: `must be one of ${AUDIT_SOURCES.map(s => `'${s}'`).join(', ')}` })
     }
     for (const k of ['since', 'until'] as const) {
       const v = q.get(k)

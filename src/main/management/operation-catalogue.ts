@@ -20,6 +20,11 @@ export interface OperationInfo {
   readOnly?: boolean
   /** Removes something. */
   destructive?: boolean
+  /**
+   * Answer fields (at any depth) that hold secret material: an agent shows them to its user only,
+   * and the built-in assistant asks the user before calling the operation at all.
+   */
+  secrets?: readonly string[]
 }
 
 const page = {
@@ -28,6 +33,8 @@ const page = {
 }
 const text = (description: string) => ({ type: 'string', description })
 const time = (description: string) => ({ type: 'string', format: 'date-time', description })
+/** The profile secrets an answer may carry (an api_key's token, a jwt profile's signing key). */
+const PROFILE_SECRETS = ['api_key', 'jwt_secret']
 const LIST = ' Answers {items, next_cursor}; pass next_cursor back as cursor for the next page.'
 
 export const OPERATIONS: Record<string, OperationInfo> = {
@@ -117,12 +124,12 @@ export const OPERATIONS: Record<string, OperationInfo> = {
   'DELETE /api/v1/clients/:id': { name: 'delete_client', destructive: true, description: 'Delete an API client and its profiles.' },
   'GET /api/v1/clients/:clientId/profiles': { name: 'list_profiles', readOnly: true, query: page, description: 'List the access profiles of a client.' + LIST },
   'GET /api/v1/clients/:clientId/profiles/:id': { name: 'get_profile', readOnly: true, description: 'Read one access profile (auth_type, policy_id, collection_ids).' },
-  'POST /api/v1/clients/:clientId/profiles': { name: 'create_profile', description: "Create an access profile for a client: name, auth_type (api_key, jwt, oidc, mtls, none), policy_id, collection_ids it may call. Answers the new credentials once (an api_key's token): give them to the client's developer." },
+  'POST /api/v1/clients/:clientId/profiles': { name: 'create_profile', secrets: PROFILE_SECRETS, description: "Create an access profile for a client: name, auth_type (api_key, jwt, oidc, mtls, none), policy_id, collection_ids it may call. Answers the new credentials once (an api_key's token): give them to the client's developer." },
   'PUT /api/v1/clients/:clientId/profiles/:id': { name: 'update_profile', description: "Change an access profile's name, policy, collections or restrictions." },
   'DELETE /api/v1/clients/:clientId/profiles/:id': { name: 'delete_profile', destructive: true, description: 'Delete an access profile; its credentials stop working at once.' },
-  'POST /api/v1/clients/:clientId/profiles/:id/rotate': { name: 'rotate_profile_credentials', description: 'Issue new credentials for a profile; the old ones stop working at once. A no-op for oidc and mtls profiles.' },
-  'PUT /api/v1/clients/:clientId/profiles/:id/auth-type': { name: 'set_profile_auth_type', description: "Change a profile's authentication type (with oidc settings or mtls_fingerprint where needed); answers new credentials when the type issues them." },
-  'GET /api/v1/clients/:clientId/profiles/:id/credentials': { name: 'get_profile_credentials', readOnly: true, description: "Read a profile's secret material (an api_key's token, a jwt profile's signing key)." },
+  'POST /api/v1/clients/:clientId/profiles/:id/rotate': { name: 'rotate_profile_credentials', secrets: PROFILE_SECRETS, description: 'Issue new credentials for a profile; the old ones stop working at once. A no-op for oidc and mtls profiles.' },
+  'PUT /api/v1/clients/:clientId/profiles/:id/auth-type': { name: 'set_profile_auth_type', secrets: PROFILE_SECRETS, description: "Change a profile's authentication type (with oidc settings or mtls_fingerprint where needed); answers new credentials when the type issues them." },
+  'GET /api/v1/clients/:clientId/profiles/:id/credentials': { name: 'get_profile_credentials', readOnly: true, secrets: PROFILE_SECRETS, description: "Read a profile's secret material (an api_key's token, a jwt profile's signing key)." },
 
   // Audit, metrics, request logs
   'GET /api/v1/audit-logs': {
@@ -134,7 +141,8 @@ export const OPERATIONS: Record<string, OperationInfo> = {
       resource_kind: text('collection, proxy, credential, policy, client, profile, …'),
       resource_id: text('Only entries about this record.'),
       action: text('create, update, delete, status_change, denied, …'),
-      source: { type: 'string', enum: ['rest', 'mcp'], description: 'Only entries made through this surface.' },
+      source: { type: 'string', enum: ['rest', 'mcp', 'assistant'], description: 'Only entries made through this surface (assistant: the built-in assistant\'s tool calls, reads included).' },
+      tool: text('Only the assistant\'s calls of this tool.'),
       since: time('Entries at or after this time.'),
       until: time('Entries before this time.'),
       order: { type: 'string', enum: ['asc', 'desc'] }

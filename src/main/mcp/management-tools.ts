@@ -9,11 +9,20 @@ import { OPERATIONS, operationKey, type OperationInfo } from '../management/oper
 import type { Route } from '../management/router.js'
 import type { OperationInput } from '../management/operation.js'
 
+/**
+ * The tool-list key naming the answer fields that hold secret material. An MCP client that
+ * forwards tool results to a model (the built-in assistant does) asks before calling such a tool
+ * and keeps those fields from the model.
+ */
+export const SECRET_FIELDS_META = 'gatehouse/secret_fields'
+
 export interface ManagementTool {
   name: string
   description: string
   inputSchema: { type: 'object', properties: Record<string, unknown>, required?: string[], additionalProperties?: boolean }
   annotations: { readOnlyHint?: boolean, destructiveHint?: boolean, idempotentHint?: boolean }
+  /** `gatehouse/secret_fields`: the answer fields that hold secret material (see SECRET_FIELDS_META). */
+  _meta?: Record<string, unknown>
   route: Route
   info: OperationInfo
   /** Splits tool arguments into the operation's input. */
@@ -63,6 +72,7 @@ function toolOf (route: Route, info: OperationInfo): ManagementTool {
     description: `${info.description} Needs the ${role} role.`,
     inputSchema: { type: 'object', properties, ...(required.length > 0 ? { required } : {}), additionalProperties: false },
     annotations,
+    ...(info.secrets !== undefined ? { _meta: { [SECRET_FIELDS_META]: info.secrets } } : {}),
     route,
     info,
     input (args) {

@@ -8,7 +8,7 @@ import { useQuery, useQueryClient } from '@tanstack/react-query'
 import { useState, type FormEvent } from 'react'
 import { ApiError, get, readStream } from '../api'
 
-interface Line { kind: 'user' | 'assistant' | 'tool' | 'error', text: string }
+interface Line { kind: 'user' | 'assistant' | 'tool' | 'error' | 'secret', text: string }
 interface Waiting { action_id: string, tool: string, arguments: unknown, description: string }
 interface SavedMessage { role: string, content: unknown, tool_calls?: Array<{ function: { name: string } }> }
 
@@ -47,7 +47,11 @@ export function AssistantPanel ({ onClose }: { onClose: () => void }) {
       await readStream('POST', '/copilot/chat', body, (event, data) => {
         if (event === 'message') add({ kind: 'assistant', text: data.content })
         else if (event === 'tool_call') add({ kind: 'tool', text: `→ ${data.tool as string}` })
-        else if (event === 'tool_result') add({ kind: data.is_error === true ? 'error' : 'tool', text: `${data.is_error === true ? '✗' : '✓'} ${data.tool as string}${data.is_error === true ? `: ${String(data.content).slice(0, 200)}` : ''}` })
+        else if (event === 'tool_result') {
+          add({ kind: data.is_error === true ? 'error' : 'tool', text: `${data.is_error === true ? '✗' : '✓'} ${data.tool as string}${data.is_error === true ? `: ${String(data.content).slice(0, 200)}` : ''}` })
+          // Secret material is for the user's eyes: shown here once, never sent to the model nor kept in the thread.
+          if (data.secret === true) add({ kind: 'secret', text: String(data.content) })
+        }
         else if (event === 'confirmation_required') setWaiting(data)
         else if (event === 'error') add({ kind: 'error', text: data.error?.message ?? 'The assistant stopped.' })
       })
@@ -81,7 +85,9 @@ export function AssistantPanel ({ onClose }: { onClose: () => void }) {
         : (
           <>
             <ol className='chat' aria-label='Conversation'>
-              {shown.map((l, i) => <li key={i} className={`chat-${l.kind}`}>{l.text}</li>)}
+              {shown.map((l, i) => l.kind === 'secret'
+                ? <li key={i} className='chat-tool'><p className='muted'>Shown to you only (the assistant sees a placeholder):</p><pre>{l.text}</pre></li>
+                : <li key={i} className={`chat-${l.kind}`}>{l.text}</li>)}
               {busy && <li className='muted'>…</li>}
             </ol>
             {pending !== null && (

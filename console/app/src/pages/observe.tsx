@@ -6,7 +6,7 @@ import { ErrorText, Status, formValues, when } from '../ui'
 import type { Collection } from './collections'
 
 interface LogRecord { time: string, request_id: string, collection_id: string | null, proxy_id: string | null, client_id: string | null, method: string, path: string, status: number, duration_ms: number }
-interface AuditEntry { id: string, occurred_at: string, actor_sub: string | null, source: string, action: string, resource_kind: string | null, resource_id: string | null, method: string | null, path: string, status: number }
+interface AuditEntry { id: string, occurred_at: string, actor_sub: string | null, source: string, action: string, resource_kind: string | null, resource_id: string | null, method: string | null, path: string, status: number, tool?: string | null }
 
 /** Filters held as a query string; the form sets them. */
 function useFilters () {
@@ -66,7 +66,7 @@ export function AuditPage () {
         <input name='actor_sub' placeholder='Who (sub)' aria-label='Who' />
         <select name='resource_kind' aria-label='Resource kind'><option value=''>Any resource</option>{['collection', 'proxy', 'proxy_workflow', 'policy', 'client', 'profile', 'credential'].map(k => <option key={k}>{k}</option>)}</select>
         <input name='action' placeholder='Action (create, delete…)' aria-label='Action' />
-        <select name='source' aria-label='Source'><option value=''>REST and MCP</option><option value='rest'>REST</option><option value='mcp'>MCP</option></select>
+        <select name='source' aria-label='Source'><option value=''>Every source</option><option value='rest'>REST</option><option value='mcp'>MCP</option><option value='assistant'>Assistant's tool calls</option></select>
         <button type='submit'>Filter</button>
       </form>
       <ErrorText error={audit.error} />
@@ -75,7 +75,7 @@ export function AuditPage () {
         <tbody>
           {audit.data?.items.map(a => (
             <tr key={a.id}>
-              <td>{when(a.occurred_at)}</td><td>{a.actor_sub ?? '—'}</td><td>{a.action}</td>
+              <td>{when(a.occurred_at)}</td><td>{a.actor_sub ?? '—'}</td><td>{a.action}{a.tool != null && <> <code>{a.tool}</code></>}</td>
               <td>{a.resource_kind} <code className='muted'>{a.resource_id}</code></td>
               <td><code>{a.method} {a.path}</code></td><td><Status value={String(a.status)} /></td>
             </tr>

@@ -17,6 +17,7 @@ import { m010BrokerTriggerState } from './010-broker-trigger-state.js'
 import { m011RequestLogIndexes } from './011-request-log-indexes.js'
 import { m012RequestLogClientIndex } from './012-request-log-client-index.js'
 import { m013ResponseSettings } from './013-response-settings.js'
+import { m014AuditAssistant } from './014-audit-assistant.js'
 
 /** `embeddedSql`, when given, is what the embedded store runs instead of `sql`. */
 export interface Migration { version: number, name: string, sql: string, embeddedSql?: string }
@@ -34,5 +35,6 @@ export const MIGRATIONS: readonly Migration[] = [
   m010BrokerTriggerState,
   m011RequestLogIndexes,
   m012RequestLogClientIndex,
-  m013ResponseSettings
+  m013ResponseSettings,
+  m014AuditAssistant
 ]
