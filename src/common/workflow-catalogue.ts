@@ -108,7 +108,7 @@ export const NODE_CATALOGUE: readonly NodeDescription[] = [
     poll_interval_seconds: { type: 'integer', minimum: 1, maximum: 86_400, description: 'seconds between mailbox checks, 1 to 86400 (default 60; with IDLE a safety check)' },
     mark_as_seen: { type: 'boolean', description: 'mark processed emails as seen' }
   }, ['credentials_id'], '{subject, from, to, date, body_text, body_html (decoded, each at most 1 MiB), uid, mailbox, run_id}'),
-  plain('http_request_node', 'action', 'Calls an HTTP API. A non-2xx answer fails the run unless a condition node right after it tests {{<name>.response.status}}.', {
+  plain('http_request_node', 'action', 'Calls an HTTP API. A non-2xx answer fails the run unless continue_on_error is on or a condition node downstream (right after it or later) tests {{<name>.response.status}}.', {
     method: { anyOf: [{ type: 'string', pattern: '^(?:[Gg][Ee][Tt]|[Pp][Oo][Ss][Tt]|[Pp][Uu][Tt]|[Pp][Aa][Tt][Cc][Hh]|[Dd][Ee][Ll][Ee][Tt][Ee]|[Hh][Ee][Aa][Dd]|[Oo][Pp][Tt][Ii][Oo][Nn][Ss])$' }, expr], description: 'GET, POST, PUT, PATCH, DELETE, HEAD or OPTIONS (default GET)' },
     url: required('absolute http:// or https:// URL; may embed {{ }} expressions'),
     headers: object('an object of header names to values'),
@@ -120,8 +120,9 @@ export const NODE_CATALOGUE: readonly NodeDescription[] = [
       required: ['type'],
       properties: { type: { type: 'string', enum: ['json', 'raw', 'form_data', 'multipart'] }, content: {} },
       description: '{type: "json"|"raw"|"form_data"|"multipart", content}'
-    }
-  }, ['url'], '{response: {status, headers, body}, timedOut}', 'One output; connect a condition_node after it to branch on {{<name>.response.status}}.'),
+    },
+    continue_on_error: { type: 'boolean', description: 'true: a non-2xx answer is output like any other and the run goes on (default false: it fails the run unless a condition downstream reads the status); a network failure still fails the run' }
+  }, ['url'], '{response: {status, headers, body}, timedOut}', 'One output. To handle a non-2xx answer, connect a condition_node that tests {{<name>.response.status}} downstream (directly or after other nodes), or set continue_on_error.'),
   plain('parallel_node', 'flow', 'Passes its input to every outgoing edge; the branches run concurrently.', {
     branches: int(1, 100)
   }, [], 'its input, on every outgoing edge', 'Connect one outgoing edge per branch (no handles; branches, when set, must equal their count); join them again with a merge_node.'),

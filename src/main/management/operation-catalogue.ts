@@ -79,7 +79,7 @@ export const OPERATIONS: Record<string, OperationInfo> = {
   // A proxy's workflow
   'GET /api/v1/proxies/:id/workflow': { name: 'get_proxy_workflow', readOnly: true, description: "Read a proxy's workflow definition, enabled flag, workflow_id and current version." },
   'PUT /api/v1/proxies/:id/workflow': { name: 'update_proxy_workflow', description: "Save a proxy's workflow definition ({workflow: {nodes, edges, runtime_settings}}) and/or its enabled flag ({enabled}); each save with a definition adds a version. Call workflow_list_nodes first for node settings and edge handles, and validate_proxy_workflow before saving." },
-  'POST /api/v1/proxies/:id/workflow/validate': { name: 'validate_proxy_workflow', description: 'Check a workflow definition (or the saved one) without saving: answers {valid, errors[]} with node_id and field per problem.' },
+  'POST /api/v1/proxies/:id/workflow/validate': { name: 'validate_proxy_workflow', description: 'Check a workflow definition (or the saved one) without saving: answers {valid, errors[], warnings[], status_rules[]}: errors with node_id and field per problem; status_rules say, per http_request_node, what a non-2xx answer will do (rule continue_on_error, condition with condition_node_id, or fails).' },
 
   // Workflows
   'GET /api/v1/workflows/nodes': { name: 'workflow_list_nodes', readOnly: true, description: 'List every node type with its settings schema, outputs and edge-authoring hints (entry_trigger, terminal_node, requires_source_handle, supported_source_handles, default_source_handle, dynamic_source_handles, wiring_hint). Read this before writing a workflow: edges from condition_node need sourceHandle true/false, from loop_node loop/done.' },

@@ -6,6 +6,7 @@ import type { Router } from './router.js'
 import type { ManagementDeps } from './server.js'
 import { checkDefinition } from '../workflows/definition.js'
 import { referenceWarnings } from '../workflows/references.js'
+import { statusRules } from '../../common/status-handling.js'
 import { saveWorkflow, workflowBody } from '../workflows/save.js'
 import { etag } from './validation.js'
 import { visibleProxy } from './proxies-routes.js'
@@ -72,6 +73,8 @@ export function registerWorkflowRoutes (router: Router, deps: ManagementDeps): v
     if (definition === null) return { status: 200, body: { valid: false, errors: [{ node_id: null, field: 'workflow', message: 'The proxy has no workflow definition yet.' }] } }
     const problems = checkDefinition(definition, { enabled: true })
     const warnings = problems.length === 0 ? referenceWarnings(definition as WorkflowDefinition) : []
-    return { status: 200, body: { valid: problems.length === 0, errors: problems, warnings } }
+    // What a non-2xx answer of each HTTP request node will do, said before any run.
+    const rules = problems.length === 0 ? statusRules(definition as WorkflowDefinition) : []
+    return { status: 200, body: { valid: problems.length === 0, errors: problems, warnings, status_rules: rules } }
   }, { role: 'editor', body: saveSchema, readOnly: WORKFLOW_READ_ONLY })
 }

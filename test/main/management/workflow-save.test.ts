@@ -46,7 +46,7 @@ for (const kind of STORE_KINDS) {
     t.equal(r.status, 400, 'and cannot be enabled until it has its trigger')
 
     r = await m.call('POST', `/api/v1/proxies/${p.id}/workflow/validate`, { body: { workflow: def(['cron_trigger']) } })
-    t.same(r.body, { valid: true, errors: [], warnings: [] })
+    t.same(r.body, { valid: true, errors: [], warnings: [], status_rules: [] })
     r = await m.call('POST', `/api/v1/proxies/${p.id}/workflow/validate`, { body: { workflow: { nodes: [{ id: 'a', name: 'a', type: 'teleport' }], edges: [{ source: 'a', target: 'zz' }] } } })
     t.equal(r.body.valid, false)
     t.ok(r.body.errors.length > 0)

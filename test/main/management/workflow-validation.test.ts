@@ -55,7 +55,7 @@ t.test('workflow validation and the node catalogue', async t => {
       ],
       runtime_settings: { timeout_ms: 5000, max_concurrency: 2, max_queue: 10 }
     })
-    t.same(r, { valid: true, errors: [], warnings: [] })
+    t.same(r, { valid: true, errors: [], warnings: [], status_rules: [{ node_id: 'fetch', rule: 'condition', condition_node_id: 'ok', message: "Node 'fetch': a non-2xx answer is handled by condition 'ok', which reads {{fetch.response.status}}." }] })
   })
 
   t.test('each rule is reported with the node and field a UI can point at', async t => {
@@ -94,6 +94,29 @@ t.test('workflow validation and the node catalogue', async t => {
     for (const e of r.errors) t.type(e.message, 'string')
     t.notOk(r.errors.some((e: any) => e.node_id === 'fetch' && /^edges\./.test(e.field)), 'a single-output node ignores the handle name')
     t.notOk(r.errors.some((e: any) => e.node_id === 'reply' && /^edges\./.test(e.field)), 'something may follow a response node')
+  })
+
+  t.test('validate says, per HTTP request node, what a non-2xx answer will do', async t => {
+    const r = await validate({
+      nodes: [
+        node('trg', 'http_trigger'),
+        node('fetch', 'http_request_node', { url: 'http://127.0.0.1:9/a' }),
+        node('tidy', 'set_node', { values: { code: '{{fetch.response.status}}' } }),
+        node('check', 'condition_node', { conditions: [{ left: '{{fetch.response.status}}', operator: 'lt', right: 300 }] }),
+        node('lenient', 'http_request_node', { url: 'http://127.0.0.1:9/b', continue_on_error: true }),
+        node('strict', 'http_request_node', { url: 'http://127.0.0.1:9/c' }),
+        node('reply', 'response_node', { status: 200 })
+      ],
+      edges: [edge('trg', 'fetch'), edge('fetch', 'tidy'), edge('tidy', 'check'), edge('check', 'lenient', 'true'), edge('check', 'reply', 'false'), edge('lenient', 'strict'), edge('strict', 'reply')]
+    })
+    t.equal(r.valid, true, JSON.stringify(r.errors))
+    const rule = Object.fromEntries(r.status_rules.map((x: any) => [x.node_id, x]))
+    t.match(rule.fetch, { rule: 'condition', condition_node_id: 'check', message: "Node 'fetch': a non-2xx answer is handled by condition 'check', which reads {{fetch.response.status}}." })
+    t.match(rule.lenient, { rule: 'continue_on_error', message: /does not fail the run \(continue_on_error is on\)/ })
+    t.match(rule.strict, { rule: 'fails', message: /a non-2xx answer fails the run; add a condition on \{\{strict\.response\.status\}\}/ })
+    t.equal(r.status_rules.length, 3, 'one entry per HTTP request node')
+    const bad = await validate({ nodes: [node('trg', 'http_trigger'), node('fetch', 'http_request_node', { url: 'http://x/', continue_on_error: 'yes' })], edges: [edge('trg', 'fetch')] })
+    t.match(bad.errors, [{ node_id: 'fetch', field: 'settings.continue_on_error' }], 'continue_on_error is a boolean')
   })
 
   t.test('an enabled save runs the same rules: 400 with the list, nothing changes', async t => {

@@ -19,6 +19,8 @@ export interface NodeData extends Record<string, unknown> {
   type: string
   settings: Record<string, unknown>
   problems: string[]
+  /** What validation says a non-2xx answer does (HTTP request nodes). */
+  notes?: string[]
   run: NodeRun | null
 }
 

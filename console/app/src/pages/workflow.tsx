@@ -76,6 +76,8 @@ function Builder () {
   const [remoteChange, setRemoteChange] = useState(false)
   const [selected, setSelected] = useState<string | null>(null)
   const [problems, setProblems] = useState<Problem[]>([])
+  // What a non-2xx answer of each HTTP request node does, as validation says (before any run).
+  const [statusRules, setStatusRules] = useState<Problem[]>([])
   const [hint, setHint] = useState<string | null>(null)
   const [error, setError] = useState<unknown>(null)
   const [notice, setNotice] = useState<string | null>(null)
@@ -93,6 +95,7 @@ function Builder () {
     setDirty(false)
     setRemoteChange(false)
     setProblems([])
+    setStatusRules([])
   }, [setNodes, setEdges])
   // Our own save changes the saved record but not the graph on screen (nor its problems and outputs).
   const ownVersion = useRef<number | null>(null)
@@ -109,9 +112,11 @@ function Builder () {
   // Validation problems and run results are shown on the nodes they name.
   const shown = useMemo(() => nodes.map(n => {
     const p = problems.filter(x => x.node_id === n.id).map(x => x.message)
-    const same = p.length === n.data.problems.length && p.every((x, i) => x === n.data.problems[i])
-    return same ? n : { ...n, data: { ...n.data, problems: p } }
-  }), [nodes, problems])
+    const notes = statusRules.filter(x => x.node_id === n.id).map(x => x.message)
+    const same = p.length === n.data.problems.length && p.every((x, i) => x === n.data.problems[i]) &&
+      notes.length === (n.data.notes ?? []).length && notes.every((x, i) => x === n.data.notes?.[i])
+    return same ? n : { ...n, data: { ...n.data, problems: p, notes } }
+  }), [nodes, problems, statusRules])
 
   const edit = (fn: (ns: GraphNode[]) => GraphNode[]) => { setNodes(fn); setDirty(true) }
   const onNodes = (changes: NodeChange<GraphNode>[]) => {
@@ -157,8 +162,9 @@ function Builder () {
       setDirty(false)
       setRemoteChange(false)
       // A disabled workflow saves while incomplete: say what enabling it would need.
-      const check = await api<{ valid: boolean, errors: Problem[] }>('POST', `/proxies/${id}/workflow/validate`, {})
+      const check = await api<{ valid: boolean, errors: Problem[], status_rules?: Problem[] }>('POST', `/proxies/${id}/workflow/validate`, {})
       setProblems(check.errors)
+      setStatusRules(check.status_rules ?? [])
       setNotice(`Saved as version ${w.version_number ?? ''}.${check.valid ? '' : ' Fix the problems shown on the nodes before enabling it.'}`)
     } catch (err) { showProblems(err) }
   }
@@ -283,6 +289,7 @@ function NodePanel ({ node, spec, readOnly, onRename, onSettings, onRunFrom }: {
       <p className='muted'>{node.data.type}: {spec?.description}</p>
       {spec !== undefined && <SettingsForm spec={spec} settings={node.data.settings} readOnly={readOnly} onChange={onSettings} />}
       {node.data.problems.map((p, i) => <Banner key={i} kind='error'>{p}</Banner>)}
+      {(node.data.notes ?? []).map((p, i) => <p key={i} className='muted' data-testid='status-rule'>{p}</p>)}
       {onRunFrom !== undefined && <button type='button' className='ghost' onClick={onRunFrom}>Run from this node</button>}
       {node.data.run !== null && (
         <>
