@@ -46,6 +46,10 @@ t.test('drafts: editors and admins see them, viewers do not', async t => {
     t.same(list.body.items.map((p: { name: string }) => p.name).sort(), ['live', 'wip'], `${role} lists drafts`)
     t.equal((await m.call('GET', `/api/v1/proxies/${draft.body.id}`, { role })).status, 200)
   }
+  // docs/auth.md: editors see drafts because they edit and publish them (a deliberate difference from the spec).
+  const edited = await m.call('PUT', `/api/v1/proxies/${draft.body.id}`, { role: 'editor', body: { description: 'still in progress' } })
+  t.equal(edited.status, 200, 'an editor changes the draft it can read')
+  t.equal((await m.call('GET', `/api/v1/proxies/${draft.body.id}`, { role: 'editor' })).body.description, 'still in progress')
   const list = await m.call('GET', '/api/v1/proxies', { role: 'viewer' })
   t.same(list.body.items.map((p: { name: string }) => p.name), ['live'], 'a viewer lists published proxies only')
   const byCollection = await m.call('GET', `/api/v1/proxies?collection_id=${c.body.id}`, { role: 'viewer' })
