@@ -4,6 +4,15 @@
  *   publish ──(Redis)──▶ XADD+PUBLISH ──▶ every instance ──▶ deliver ──▶ window + subscribers
  *      └──(no Redis, or it failed)──────────────────────────▶ deliver (local id)
  *
+ * Delivery never runs inside the publisher's turn: events queue and go out
+ * from a later turn of the event loop, `FANOUT_SLICE` subscribers per turn,
+ * so the management answer that published a change is written before the
+ * first subscriber's frame, and other answers interleave with a large
+ * fan-out instead of waiting for its last subscriber.
+ *
+ *   deliver ─▶ pending (in order) ─setImmediate─▶ window.add, then subscribers
+ *                                                  in slices, one event at a time
+ *
  * Each event is delivered once per instance: the origin delivers when its
  * publish is acknowledged, and the copy that comes back over pub/sub (or from
  * a catch-up read) is dropped by its nonce. Subscribers replay from the Redis
@@ -36,6 +45,8 @@ export interface EventHubOptions {
 }
 
 const CATCH_UP_TRIES = 20
+/** Subscribers written to per turn of the event loop (about 5 ms of sends at 10 µs each). */
+const FANOUT_SLICE = 500
 const CATCH_UP_DELAY_MS = 250
 
 export class EventHub implements EventSink {
@@ -54,6 +65,11 @@ export class EventHub implements EventSink {
   #seq = 0
   #localSeq = 0
   #lastStreamId: string | undefined
+  /** Events (and resyncs) accepted but not yet written to every subscriber, oldest first; a resync's empty id means the newest id when it is sent. */
+  readonly #pending: Array<EventItem | { type: 'resync', id: string }> = []
+  /** The item being written: the subscribers it goes to (those present when it entered the window) and how far it got. */
+  #sending: { item: StreamItem, subs: SubscriptionQueue[], next: number } | undefined
+  #flushScheduled = false
   #closed = false
   #markReady!: () => void
   readonly #ready = new Promise<void>(resolve => { this.#markReady = resolve })
@@ -178,8 +194,41 @@ export class EventHub implements EventSink {
     this.#seen.add(nonce)
     if (this.#seen.size > this.#seenCap) this.#seen.delete(this.#seen.values().next().value as string)
     if (isStreamId(item.id) && (this.#lastStreamId === undefined || compareStreamIds(item.id, this.#lastStreamId) > 0)) this.#lastStreamId = item.id
-    this.#window.add(item)
-    for (const sub of this.#subs) sub.push(item)
+    this.#pending.push(item)
+    this.#scheduleFlush()
+  }
+
+  #scheduleFlush (): void {
+    if (this.#flushScheduled) return
+    this.#flushScheduled = true
+    setImmediate(() => { this.#flushScheduled = false; this.#flush() })
+  }
+
+  /** Writes up to FANOUT_SLICE subscribers' worth of pending events, then yields to the loop if more remain. */
+  #flush (): void {
+    let budget = FANOUT_SLICE
+    while (budget > 0 && !this.#closed) {
+      if (this.#sending === undefined) {
+        let item = this.#pending.shift()
+        if (item === undefined) return
+        // Entering the window and taking the subscriber list at one moment: a subscriber that
+        // joins later starts at a position that already covers this event.
+        if (item.type === 'event') {
+          this.#window.add(item)
+        } else {
+          if (item.id === '') item = { type: 'resync', id: this.#window.latestId() }
+          this.#window.reset(item.id)
+        }
+        this.#sending = { item, subs: [...this.#subs], next: 0 }
+      }
+      const s = this.#sending
+      const end = Math.min(s.subs.length, s.next + budget)
+      for (let i = s.next; i < end; i++) s.subs[i]!.push(s.item)
+      budget -= end - s.next
+      s.next = end
+      if (end === s.subs.length) this.#sending = undefined
+    }
+    if (!this.#closed && (this.#sending !== undefined || this.#pending.length > 0)) this.#scheduleFlush()
   }
 
   #deliverEntry (entry: StreamEntry): void {
@@ -229,8 +278,8 @@ export class EventHub implements EventSink {
     if (!afterLoss || this.#closed) return
     if (!done) {
       // What was missed cannot be read back: every subscriber refetches.
-      this.#window.reset(this.#window.latestId())
-      for (const sub of this.#subs) sub.push({ type: 'resync', id: this.#window.latestId() })
+      this.#pending.push({ type: 'resync', id: '' })
+      this.#scheduleFlush()
     }
     this.#logger.info('Events resubscribed to Redis')
     for (const cb of this.#reconnectHandlers) {
@@ -251,8 +300,8 @@ export class EventHub implements EventSink {
     }
     const tail = r?.tail ?? await fanout.tail()
     this.#lastStreamId = tail
-    this.#window.reset(tail)
-    for (const sub of this.#subs) sub.push({ type: 'resync', id: tail })
+    this.#pending.push({ type: 'resync', id: tail })
+    this.#scheduleFlush()
   }
 }
 

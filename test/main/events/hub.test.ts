@@ -27,6 +27,21 @@ function hubContract (t: Test, make: Make) {
     t.ok(item.id.length > 0)
   })
 
+  t.test('events written over several turns of the loop (1,200 subscribers) reach each subscriber once, in order', async t => {
+    const hub = await make(t)
+    const subs = Array.from({ length: 1200 }, () => hub.subscribe())
+    for (let i = 1; i <= 3; i++) hub.publish(proxyEvent(i))
+    // Joins while the first event is still being written: what it gets live is exactly what comes after its position.
+    const late = await new Promise<ReturnType<EventHub['subscribe']>>(resolve => setImmediate(() => resolve(hub.subscribe())))
+    for (const sub of subs) t.same(proxyIds(await take(sub, 4)), ['p1', 'p2', 'p3'])
+    hub.publish(proxyEvent(4))
+    const [position, ...live] = await take(late, 5)
+    const cut = live.findIndex(i => i.type === 'event' && (i.event as { proxy_id: string }).proxy_id === 'p4')
+    t.ok(position?.type === 'position' && cut >= 0, 'the late subscriber starts at a position and gets p4')
+    const replayed = await take(hub.subscribe({ lastEventId: position!.id }), cut + 1)
+    t.same(proxyIds(live.slice(0, cut + 1)), proxyIds(replayed), 'no event both covered by its position and sent to it, none missed')
+  })
+
   t.test('a subscriber that stops reading is cut off; the others get everything', async t => {
     const hub = await make(t, { subscriberBuffer: 10 })
     const stalled = hub.subscribe()
