@@ -8,6 +8,9 @@ import { silentLogger } from './db.js'
 
 interface T { teardown (fn: () => unknown): void }
 
+/** Every HTTP layer the gateway runs on (GATEWAY_SERVER): behaviour tests loop over them. */
+export const GATEWAY_SERVERS = ['uws'] as const
+
 let seq = 0
 export function collection (over: Partial<Collection> = {}): Collection {
   seq++

@@ -12,6 +12,7 @@ import { parseTrustedProxies } from '../gateway/trusted-proxies.js'
 export interface Config {
   PORT: number
   HOST: string
+  GATEWAY_SERVER: 'uws' | 'node'
   MANAGEMENT_PORT: number
   MANAGEMENT_HOST: string
   MANAGEMENT_MCP_PATH: string
@@ -67,6 +68,7 @@ interface VarSpec { type: 'integer' | 'string', default: unknown, enum?: string[
 const VARS: Record<keyof Config, VarSpec> = {
   PORT: { type: 'integer', default: 8080, minimum: 0, maximum: 65535, accepts: 'a port number 0-65535' },
   HOST: { type: 'string', default: '0.0.0.0', accepts: 'a host name or IP address' },
+  GATEWAY_SERVER: { type: 'string', default: 'uws', enum: ['uws', 'node'], accepts: 'uws (uWebSockets.js, the default) or node (node:http and node:http2)' },
   MANAGEMENT_PORT: { type: 'integer', default: 8081, minimum: 0, maximum: 65535, accepts: 'a port number 0-65535' },
   MANAGEMENT_HOST: { type: 'string', default: '127.0.0.1', accepts: 'a host name or IP address' },
   MANAGEMENT_MCP_PATH: { type: 'string', default: '/mcp', pattern: '^/[A-Za-z0-9_./-]*$', accepts: 'a path starting with /' },

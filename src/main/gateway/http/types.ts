@@ -84,3 +84,7 @@ export interface HttpLayer {
   /** Closes every connection left. */
   close (): void
 }
+
+/** The one line a start on a taken gateway port ends with (both layers). */
+export const portTaken = (host: string, port: number): Error =>
+  new Error(`The gateway port ${port} (PORT) on ${host} is already in use by another process: stop that process or choose another PORT.`)

@@ -5,7 +5,7 @@
  */
 import { createRequire } from 'node:module'
 import type uWS from 'uWebSockets.js'
-import type { GatewayRequest, GatewayResponse, HttpLayer, Route } from './types.js'
+import { portTaken, type GatewayRequest, type GatewayResponse, type HttpLayer, type Route } from './types.js'
 
 // Compile-time proof that uWS's objects are the boundary's, unwrapped.
 export const asBoundary = (res: uWS.HttpResponse, req: uWS.HttpRequest): [GatewayResponse, GatewayRequest] => [res, req]
@@ -20,8 +20,11 @@ export function createUwsLayer (routes: readonly Route[]): HttpLayer {
     name: 'uws',
     async listen (host, port) {
       return await new Promise<number>((resolve, reject) => {
-        app.listen(host, port, ls => {
-          if (ls === false) { reject(new Error(`The gateway could not listen on ${host}:${port}.`)); return }
+        // Exclusive: without it uWS sets SO_REUSEPORT and a second process on a taken port starts
+        // silently and gets part of the traffic (the typings lack this overload; the binary has it).
+        const listen = app.listen as unknown as (h: string, p: number, o: number, cb: (ls: uWS.us_listen_socket | false) => void) => void
+        listen.call(app, host, port, (u as unknown as { LIBUS_LISTEN_EXCLUSIVE_PORT: number }).LIBUS_LISTEN_EXCLUSIVE_PORT, ls => {
+          if (ls === false) { reject(portTaken(host, port)); return }
           listenSocket = ls
           resolve(u.us_socket_local_port(ls))
         })
