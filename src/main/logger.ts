@@ -101,6 +101,8 @@ const prettyAccess = new WeakMap<Logger, { buffer: TurnBuffer, colorize: boolean
 
 export interface AccessFields {
   request_id: string
+  /** Null when tracing is off (then not written). */
+  trace_id?: string | null
   method: string
   path: string
   route: string | null
@@ -125,10 +127,10 @@ export function accessLogger (logger: Logger): (f: AccessFields) => void {
     }
   }
   const stream = jsonStreams.get(logger)
-  if (stream === undefined) return f => { logger.info(f, 'access') }
+  if (stream === undefined) return f => { logger.info(f.trace_id == null ? { ...f, trace_id: undefined } : f, 'access') }
   return f => {
     if (logger.levelVal > INFO) return
-    stream.write(`{"level":30,"time":"${isoNow()}","service":"gatehouse","request_id":${JSON.stringify(f.request_id)},"method":${JSON.stringify(f.method)},` +
+    stream.write(`{"level":30,"time":"${isoNow()}","service":"gatehouse","request_id":${JSON.stringify(f.request_id)},${f.trace_id == null ? '' : `"trace_id":"${f.trace_id}",`}"method":${JSON.stringify(f.method)},` +
       `"path":${JSON.stringify(f.path)},"route":${f.route === null ? 'null' : JSON.stringify(f.route)},"status":${f.status},` +
       `${f.upstream_ms === undefined ? '' : `"upstream_ms":${f.upstream_ms},`}"ms":${f.ms},"msg":"access"}\n`)
   }
@@ -166,5 +168,5 @@ export function prettyAccessLine (f: AccessFields, time: string, colorize: boole
   const level = colorize ? '\x1b[32mINFO\x1b[39m' : 'INFO'
   const msg = colorize ? '\x1b[36maccess\x1b[39m' : 'access'
   return `[${time}] ${level}: ${msg} ${shown(f.method)} ${shown(f.path)} ${f.status} ${f.ms} ms` +
-    `${f.upstream_ms === undefined ? '' : ` (backend ${f.upstream_ms} ms)`}${f.route === null ? '' : ` route ${JSON.stringify(f.route)}`} id ${shown(f.request_id)}\n`
+    `${f.upstream_ms === undefined ? '' : ` (backend ${f.upstream_ms} ms)`}${f.route === null ? '' : ` route ${JSON.stringify(f.route)}`} id ${shown(f.request_id)}${f.trace_id == null ? '' : ` trace ${f.trace_id}`}\n`
 }

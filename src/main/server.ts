@@ -19,6 +19,7 @@ import { createPortal } from './static/portal.js'
 import { builtUiDir, loadStaticFiles } from './static/static-files.js'
 import { registerObservabilityRoutes } from './management/observability-routes.js'
 import { Metrics } from './observability/metrics.js'
+import { createTracer } from './observability/tracing/tracer.js'
 import { RequestLogWriter } from './observability/request-log.js'
 import type { RequestRecord } from './observability/types.js'
 import { tableRequestLog, type RequestLogStore } from './store/request-logs.js'
@@ -103,6 +104,9 @@ export async function start (config: Readonly<Config>, opts: StartOptions = {}):
     throw err
   }
   const metrics = new Metrics()
+  // Null without an OTLP endpoint: nothing is traced and nothing is built per request.
+  const tracer = createTracer(config, logger)
+  if (tracer !== null) metrics.addSource(() => tracer.prometheus())
   const requestLog = config.REQUEST_LOG_RETENTION_HOURS > 0
     ? new RequestLogWriter({ sink: async records => { await requestLogs.insert(records) }, logger })
     : null
@@ -146,7 +150,7 @@ export async function start (config: Readonly<Config>, opts: StartOptions = {}):
     config
   })
   const gateway = createGateway({
-    config, logger, readiness, env, observe, workflows, mount: portal.attach, access: gatewayAccess,
+    config, logger, readiness, env, observe, workflows, mount: portal.attach, access: gatewayAccess, tracer,
     webRoutes: [
       { path: MCP_PATH, handler: async (req, peer) => await gatewayMcp.handle(req, peer) },
       { path: PORTAL_ASSISTANT_PATH, handler: createPortalAssistant({ config, store, logger, authenticate: gatewayMcp.authenticate, audit: () => management.audit }) }
@@ -247,6 +251,7 @@ export async function start (config: Readonly<Config>, opts: StartOptions = {}):
       await requestLogs.close?.().catch(() => {})
       await pool.close().catch(() => {})
       await runner.settled()
+      await tracer?.shutdown()
       await Promise.allSettled([hub.close(), shared.close()])
       await store.close()
       logger.flush()

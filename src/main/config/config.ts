@@ -61,6 +61,18 @@ export interface Config {
   TLS_KEY: string
   TLS_CA: string
   TRIGGER_HEARTBEAT_MS: number
+  OTEL_EXPORTER_OTLP_ENDPOINT: string
+  OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: string
+  OTEL_EXPORTER_OTLP_PROTOCOL: 'http/protobuf' | 'http/json'
+  /** Parsed from `k1=v1,k2=v2` (values percent-decoded). */
+  OTEL_EXPORTER_OTLP_HEADERS: Record<string, string>
+  OTEL_EXPORTER_OTLP_TIMEOUT: number
+  OTEL_SERVICE_NAME: string
+  OTEL_TRACES_SAMPLER: 'always_on' | 'always_off' | 'traceidratio' | 'parentbased_always_on' | 'parentbased_always_off' | 'parentbased_traceidratio'
+  OTEL_TRACES_SAMPLER_ARG: number
+  OTEL_BSP_SCHEDULE_DELAY: number
+  OTEL_BSP_MAX_QUEUE_SIZE: number
+  OTEL_BSP_MAX_EXPORT_BATCH_SIZE: number
 }
 
 interface VarSpec { type: 'integer' | 'string', default: unknown, enum?: string[], minimum?: number, maximum?: number, pattern?: string, accepts: string }
@@ -116,7 +128,19 @@ const VARS: Record<keyof Config, VarSpec> = {
   ASSISTANT_API_KEY: { type: 'string', default: '', accepts: 'the API key sent as Authorization: Bearer to ASSISTANT_BASE_URL' },
   ASSISTANT_MODEL: { type: 'string', default: '', accepts: 'a model name of that API' },
   ASSISTANT_MAX_STEPS: { type: 'integer', default: 8, minimum: 1, maximum: 50, accepts: 'model calls per assistant turn, 1-50' },
-  TRIGGER_HEARTBEAT_MS: { type: 'integer', default: 5000, minimum: 100, maximum: 600000, accepts: 'milliseconds 100-600000 (a trigger silent for 6 beats is restarted)' }
+  TRIGGER_HEARTBEAT_MS: { type: 'integer', default: 5000, minimum: 100, maximum: 600000, accepts: 'milliseconds 100-600000 (a trigger silent for 6 beats is restarted)' },
+  // OpenTelemetry's own names and defaults (docs/observability.md); no endpoint: no tracing.
+  OTEL_EXPORTER_OTLP_ENDPOINT: { type: 'string', default: '', pattern: '^(|https?://.+)$', accepts: 'an http(s) base URL of an OTLP/HTTP collector (traces go to /v1/traces), or empty for no tracing' },
+  OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: { type: 'string', default: '', pattern: '^(|https?://.+)$', accepts: 'the full http(s) URL traces are posted to, or empty' },
+  OTEL_EXPORTER_OTLP_PROTOCOL: { type: 'string', default: 'http/protobuf', enum: ['http/protobuf', 'http/json'], accepts: 'http/protobuf or http/json' },
+  OTEL_EXPORTER_OTLP_HEADERS: { type: 'string', default: '', pattern: '^(|[^=,]+=[^,]*(,[^=,]+=[^,]*)*)$', accepts: 'comma-separated name=value pairs (values percent-encoded)' },
+  OTEL_EXPORTER_OTLP_TIMEOUT: { type: 'integer', default: 10000, minimum: 1, maximum: 600000, accepts: 'milliseconds 1-600000 for one export' },
+  OTEL_SERVICE_NAME: { type: 'string', default: 'gatehouse', pattern: '^.+$', accepts: 'a service name' },
+  OTEL_TRACES_SAMPLER: { type: 'string', default: 'parentbased_traceidratio', enum: ['always_on', 'always_off', 'traceidratio', 'parentbased_always_on', 'parentbased_always_off', 'parentbased_traceidratio'], accepts: 'always_on, always_off, traceidratio, parentbased_always_on, parentbased_always_off or parentbased_traceidratio' },
+  OTEL_TRACES_SAMPLER_ARG: { type: 'string', default: '1.0', pattern: '^(0|1|0?\\.[0-9]+|1\\.0*)$', accepts: 'a ratio from 0 to 1, such as 0.01' },
+  OTEL_BSP_SCHEDULE_DELAY: { type: 'integer', default: 5000, minimum: 1, maximum: 600000, accepts: 'milliseconds 1-600000 between exports' },
+  OTEL_BSP_MAX_QUEUE_SIZE: { type: 'integer', default: 2048, minimum: 1, maximum: 1000000, accepts: 'spans kept waiting for export, 1-1000000 (more are dropped and counted)' },
+  OTEL_BSP_MAX_EXPORT_BATCH_SIZE: { type: 'integer', default: 512, minimum: 1, maximum: 100000, accepts: 'spans per export request, 1-100000' }
 }
 
 export class ConfigError extends Error {
@@ -157,8 +181,25 @@ export function loadConfig (env: NodeJS.ProcessEnv = process.env): Readonly<Conf
   }
   cfg.OUTBOUND_ALLOWLIST = String(cfg.OUTBOUND_ALLOWLIST).split(',').map(s => s.trim()).filter(Boolean)
   for (const k of ['MCP_ALLOWED_ORIGINS', 'MCP_ALLOWED_HOSTS'] as const) cfg[k] = String(cfg[k]).split(',').map(s => s.trim().toLowerCase()).filter(Boolean)
+  cfg.OTEL_TRACES_SAMPLER_ARG = Number(cfg.OTEL_TRACES_SAMPLER_ARG)
+  try { cfg.OTEL_EXPORTER_OTLP_HEADERS = parseOtlpHeaders(String(cfg.OTEL_EXPORTER_OTLP_HEADERS)) } catch {
+    throw new ConfigError([`OTEL_EXPORTER_OTLP_HEADERS=${JSON.stringify(env.OTEL_EXPORTER_OTLP_HEADERS)} is invalid: expected ${VARS.OTEL_EXPORTER_OTLP_HEADERS.accepts}`])
+  }
   cfg.ASSISTANT_BASE_URL = String(cfg.ASSISTANT_BASE_URL).replace(/\/+$/, '')
   cfg.DATA_DIR = path.resolve(String(cfg.DATA_DIR))
   for (const k of ['TLS_CERT', 'TLS_KEY', 'TLS_CA']) if (cfg[k] !== '') cfg[k] = path.resolve(String(cfg[k]))
   return Object.freeze(cfg as unknown as Config)
+}
+
+/** OTEL_EXPORTER_OTLP_HEADERS: `name=value` pairs, values percent-decoded (W3C Baggage format, as OpenTelemetry reads it). */
+function parseOtlpHeaders (raw: string): Record<string, string> {
+  const out: Record<string, string> = {}
+  for (const pair of raw.split(',')) {
+    if (pair.trim() === '') continue
+    const i = pair.indexOf('=')
+    const name = pair.slice(0, i).trim().toLowerCase()
+    if (!/^[!#$%&'*+.^_`|~0-9a-z-]+$/.test(name)) throw new Error('bad header name')
+    out[name] = decodeURIComponent(pair.slice(i + 1).trim())
+  }
+  return out
 }

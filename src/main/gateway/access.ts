@@ -7,6 +7,7 @@
 import { AppError, serviceUnavailable } from '../../common/errors.js'
 import type { AccessDecision } from '../access/gate.js'
 import type { GatewayExchange } from './exchange.js'
+import { endAccessSpan, startAccessSpan } from '../observability/tracing/gateway-spans.js'
 
 /** Returns false when the request was refused (the answer is already written). */
 export function checkAccess (x: GatewayExchange): boolean {
@@ -20,7 +21,10 @@ export function checkAccess (x: GatewayExchange): boolean {
     })
   } catch (err) { x.fail(broken(x, err)); return false }
   if (decision instanceof Promise) {
+    // Only a decision that waits (Redis counters, a remote key set) gets a span of its own.
+    const span = x.span === null ? null : startAccessSpan(x)
     x.gate = decision.then(d => taken(x, d), err => broken(x, err))
+    if (span !== null) x.gate.then(err => endAccessSpan(x, span, err))
     return true
   }
   const refused = taken(x, decision)

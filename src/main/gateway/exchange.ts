@@ -12,6 +12,9 @@ import type { Config } from '../config/config.js'
 import type { AccessFields, Logger } from '../logger.js'
 import type { RequestRecord } from '../observability/types.js'
 import type { GatewayRequest, GatewayResponse } from './http/types.js'
+import { endRequestSpans } from '../observability/tracing/gateway-spans.js'
+import { KIND, type Span } from '../observability/tracing/span.js'
+import type { Tracer } from '../observability/tracing/tracer.js'
 import type { GatewayOptions } from './index.js'
 import { DROP_RESPONSE } from './request-head.js'
 import type { Match, RouteTable } from './route-table.js'
@@ -30,6 +33,8 @@ export interface GatewayContext {
   workflows: GatewayOptions['workflows']
   checkAccess: AccessGate
   upstream: UpstreamClient
+  /** Null when no OTLP endpoint is set: then no span is ever built. */
+  tracer: Tracer | null
   verifyHop: (value: string) => { remoteIp: string, fingerprint: string | null } | null
   /** Whether a new request is shed (503) because the gateway is overloaded. */
   shedder: LoadShedder
@@ -68,6 +73,8 @@ function readHeader (k: string, v: string): void {
     case 'origin': x.origin = v; break
     case 'access-control-request-method': x.acrMethod = v; break
     case 'access-control-request-headers': x.acrHeaders = v; break
+    case 'traceparent': x.traceparent = v; break
+    case 'tracestate': x.tracestate = x.tracestate === null ? v : `${x.tracestate},${v}`; break
   }
   x.headers.push([k, v])
 }
@@ -101,6 +108,11 @@ export class GatewayExchange {
   /** A CORS preflight's Access-Control-Request-Method and -Headers. */
   acrMethod: string | null = null
   acrHeaders: string | null = null
+  traceparent: string | null = null
+  tracestate: string | null = null
+  /** The request's SERVER span (null when tracing is off) and its backend call's CLIENT span. */
+  span: Span | null = null
+  backendSpan: Span | null = null
   readonly rid: string
   /** The client's address (behind trusted proxies: from X-Forwarded-For). */
   remoteIp: string
@@ -150,7 +162,11 @@ export class GatewayExchange {
       if (this.xfHost !== null) this.publicHost = this.xfHost
       if (this.xfProto === 'https' || this.xfProto === 'http') this.proto = this.xfProto
     }
+    if (ctx.tracer !== null) this.span = ctx.tracer.startFromHeaders(this.traceparent, this.tracestate, this.method, KIND.server)
   }
+
+  /** The trace id the access line, request record and error bodies carry (null when tracing is off). */
+  get traceId (): string | null { return this.span === null ? null : this.span.traceId }
 
   get hasBody (): boolean { return this.contentLength > 0 || this.te === 'chunked' }
   get closed (): boolean { return this.aborted || this.ended }
@@ -183,7 +199,7 @@ export class GatewayExchange {
   fail (err: AppError): void {
     if (this.closed) return
     this.status = err.status
-    const body = JSON.stringify(errorBody(err, { request_id: this.rid }))
+    const body = JSON.stringify(errorBody(err, this.span === null ? { request_id: this.rid } : { request_id: this.rid, trace_id: this.span.traceId }))
     // A client sending a refused body is cut off; the TLS relay is not (it must read the answer, and the rest is discarded).
     const close = (err.status === 400 || err.status === 413) && this.proto === 'http'
     const answer = (): void => {
@@ -235,13 +251,15 @@ export class GatewayExchange {
     this.release()
     const ms = Math.round((performance.now() - this.started) * 100) / 100
     const { ctx, rid, method, url, status } = this
-    ctx.access({ request_id: rid, method, path: url, route, status, upstream_ms: upstreamMs, ms })
+    const traceId = this.span === null ? null : this.span.traceId
+    if (traceId !== null) endRequestSpans(this)
+    ctx.access({ request_id: rid, trace_id: traceId, method, path: url, route, status, upstream_ms: upstreamMs, ms })
     if (ctx.observe !== undefined) {
       const route = this.match?.route
       ctx.observe({
         time: Date.now(), request_id: rid, collection_id: route?.collection.id ?? null, proxy_id: route?.proxy.id ?? null,
         client_id: this.principal?.client_id ?? null, profile_id: this.principal?.profile_id ?? null, method, path: url, status,
-        duration_ms: ms, upstream_ms: upstreamMs ?? null, bytes_in: this.bytesIn, bytes_out: this.bytesOut, refused: this.refused
+        duration_ms: ms, upstream_ms: upstreamMs ?? null, bytes_in: this.bytesIn, bytes_out: this.bytesOut, refused: this.refused, trace_id: traceId
       })
     }
   }

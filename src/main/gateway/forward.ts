@@ -12,6 +12,7 @@ import type { GatewayExchange } from './exchange.js'
 import { buildRequestHead, buildTargetPath, type ClientRequestInfo } from './request-head.js'
 import type { ResponseHead } from './response-parser.js'
 import type { ExchangeEvents } from './upstream.js'
+import { startBackendSpan } from '../observability/tracing/gateway-spans.js'
 
 // Answers up to this size are gathered and written in one corked call with Content-Length.
 const SMALL_BODY = 64 * 1024
@@ -24,6 +25,7 @@ export function forward (x: GatewayExchange, query: string, body: Buffer | null)
   const hasBody = x.hasBody
   const info: ClientRequestInfo = {
     method: x.method, headers: x.headers, host: x.publicHost, xff: x.xff, remoteIp: x.peerIp, proto: x.proto, requestId: x.rid,
+    traceparent: x.span === null ? null : startBackendSpan(x, target), tracestate: x.span?.state ?? null,
     connectionTokens: x.connection === null ? null : x.connection.split(',').map(s => s.trim()).filter(s => s !== 'close' && s !== 'keep-alive')
   }
   const timeoutMs = route.timeoutMs ?? config.UPSTREAM_TIMEOUT_MS

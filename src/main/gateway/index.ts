@@ -19,6 +19,7 @@ import type { GatewayAccess } from '../access/gate.js'
 import type { RequestRecord } from '../observability/types.js'
 import type { WebHandler } from './mcp-route.js'
 import type { RouteRegistrar } from './http/types.js'
+import type { Tracer } from '../observability/tracing/tracer.js'
 
 export { createGateway } from './listener.js'
 
@@ -32,6 +33,8 @@ export interface GatewayOptions {
   env?: Readonly<Record<string, string | undefined>>
   /** Clients, profiles and policies for collections with auth_required (absent: such calls get 401). */
   access?: GatewayAccess
+  /** Spans per request and their export (null or absent: tracing off, nothing built per request). */
+  tracer?: Tracer | null
   /** Called once per finished request (request log, metrics); must not block. */
   observe?: (r: RequestRecord) => void
   /** Runs a proxy's enabled workflow for a request; resolves to the answer or rejects with an AppError. */

@@ -49,6 +49,7 @@ export function createGateway (opts: GatewayOptions): Gateway {
     workflows: opts.workflows,
     checkAccess: createAccessGate(opts.access),
     upstream: new UpstreamClient(config.UPSTREAM_KEEPALIVE),
+    tracer: opts.tracer ?? null,
     verifyHop,
     trusted: createTrustedProxies(parseTrustedProxies(config.TRUSTED_PROXIES)),
     shedder: createLoadShedder({ maxInFlight: config.SHED_MAX_IN_FLIGHT, maxDelayMs: config.SHED_EVENT_LOOP_DELAY_MS }),

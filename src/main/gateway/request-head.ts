@@ -18,6 +18,9 @@ export interface ClientRequestInfo {
   remoteIp: string
   proto: 'http' | 'https'
   requestId: string
+  /** The gateway's span as the backend's parent; the client's traceparent and tracestate are replaced. Null: passed on as sent. */
+  traceparent: string | null
+  tracestate: string | null
 }
 
 export function buildTargetPath (route: CompiledRoute, params: string[], tail: string): string {
@@ -40,12 +43,15 @@ export function buildTargetPath (route: CompiledRoute, params: string[], tail: s
 export function buildRequestHead (route: CompiledRoute, info: ClientRequestInfo, pathAndQuery: string, bodyLength: number | 'chunked' | 0): string {
   let head = `${info.method} ${pathAndQuery} HTTP/1.1\r\nhost: ${route.upstream.hostHeader}\r\n`
   const extraDrop = info.connectionTokens
+  const traced = info.traceparent !== null
   for (let i = 0; i < info.headers.length; i++) {
     const [k, v] = info.headers[i]
     if (DROP.has(k) || route.addHeaderNames.has(k)) continue
     if (extraDrop !== null && extraDrop.includes(k)) continue
+    if (traced && (k === 'traceparent' || k === 'tracestate')) continue
     head += `${k}: ${v}\r\n`
   }
+  if (traced) head += info.tracestate === null ? `traceparent: ${info.traceparent}\r\n` : `traceparent: ${info.traceparent}\r\ntracestate: ${info.tracestate}\r\n`
   for (let i = 0; i < route.addHeaders.length; i++) head += `${route.addHeaders[i][0]}: ${route.addHeaders[i][1]}\r\n`
   head += `x-forwarded-for: ${info.xff === null ? info.remoteIp : `${info.xff}, ${info.remoteIp}`}\r\n` +
     `x-forwarded-proto: ${info.proto}\r\nx-forwarded-host: ${info.host}\r\nx-request-id: ${info.requestId}\r\n`

@@ -15,6 +15,8 @@ export interface RequestRecord {
   bytes_out: number
   /** Answered by the gateway itself (auth, limits, no route, validation, backend failure), not by the backend or a workflow. */
   refused?: boolean
+  /** The request's trace (null when tracing is off). */
+  trace_id?: string | null
 }
 
 /** The longest path the request log keeps, in characters (Unicode code points). */
