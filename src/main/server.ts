@@ -191,7 +191,7 @@ export async function start (config: Readonly<Config>, opts: StartOptions = {}):
     settle: async () => { await pendingReload }
   })
   registerObservabilityRoutes(management.router, requestLogs, metrics)
-  registerWorkflowRunRoutes(management.router, { store, runner, listens, capture: triggers.capture })
+  registerWorkflowRunRoutes(management.router, { store, runner, listens, capture: triggers.capture, logger })
   registerTriggerRoutes(management.router, { store, health: triggers.health })
   let managementPort = 0
   registerAssistantRoutes(management.router, {

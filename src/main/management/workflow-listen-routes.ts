@@ -7,7 +7,8 @@
  *   GET    /workflows/:workflowId/trigger-test/:listenId/stream  Server-Sent Events
  *   DELETE /workflows/:workflowId/trigger-test/:listenId         stop waiting
  */
-import { badRequest, conflict, errorBody, notFound, toAppError } from '../../common/errors.js'
+import { AppError, badGateway, badRequest, conflict, errorBody, notFound } from '../../common/errors.js'
+import type { Logger } from '../logger.js'
 import { ENTRY_TRIGGER_TYPES } from '../../common/workflow-catalogue.js'
 import { getCollection } from '../store/collections.js'
 import type { Store } from '../store/types.js'
@@ -22,7 +23,17 @@ import { checkDefinition, invalidDefinition } from '../workflows/definition.js'
 const DEFAULT_TIMEOUT_S = 120
 const BUILDER = { role: 'editor' as const, audit: false as const }
 
-export function registerWorkflowListenRoutes (router: Router, deps: { store: Store, listens: TriggerListens, runner: Pick<Runner, 'run'>, capture?: CaptureTrigger }): void {
+/**
+ * A capture that failed, as the answer or stream frame a UI shows: errors that name their cause
+ * (the broker, the mailbox) as they are, anything else as a 502 with its message; logged either way.
+ */
+function captureFailure (err: unknown, workflowId: string, triggerType: string, logger: Logger | undefined): AppError {
+  const e = err instanceof AppError ? err : badGateway(`The ${triggerType} listen failed: ${(err as Error)?.message ?? String(err)}`)
+  logger?.warn({ workflow_id: workflowId, trigger_type: triggerType, code: e.code, err: e.message }, 'trigger test-listen failed')
+  return e
+}
+
+export function registerWorkflowListenRoutes (router: Router, deps: { store: Store, listens: TriggerListens, runner: Pick<Runner, 'run'>, capture?: CaptureTrigger, logger?: Logger }): void {
   router.add('POST', '/api/v1/workflows/:workflowId/trigger-test/listen', async ctx => {
     const proxy = await getProxyByWorkflowId(deps.store, ctx.params.workflowId)
     const def = proxy.workflow
@@ -39,15 +50,22 @@ export function registerWorkflowListenRoutes (router: Router, deps: { store: Sto
       }
       // Cron fires once at once; IMAP waits read-only for the first unseen email; a broker listen consumes
       // with a throwaway group from the latest offset. None needs the proxy published.
-      const session = deps.listens.start(proxy, trigger.type, '', seconds * 1000)
       const ac = new AbortController()
+      let connected: () => void = () => {}
+      const ready = new Promise<void>(resolve => { connected = resolve })
+      const output = capture(trigger, ac.signal, connected)
+      // A broker that cannot be reached is this answer (502 naming it), not a session that fails later.
+      if (trigger.type === 'broker_consumer') {
+        try { await Promise.race([ready, output]) } catch (err) { ac.abort(); throw captureFailure(err, proxy.workflow_id, trigger.type, deps.logger) }
+      }
+      const session = deps.listens.start(proxy, trigger.type, '', seconds * 1000)
       deps.listens.subscribe(session.id, f => { if (f === null) ac.abort() })
-      capture(trigger, ac.signal).then(async output => {
+      output.then(async output => {
         if (deps.listens.take(proxy.id)?.id !== session.id) return
         await runListened(deps.runner, deps.listens, session.id, { id: proxy.id, workflow_id: proxy.workflow_id }, def, output).catch(() => {})
       }, (err: unknown) => {
         if (ac.signal.aborted) return
-        deps.listens.emit(session.id, 'error', errorBody(toAppError(err)))
+        deps.listens.emit(session.id, 'error', errorBody(captureFailure(err, proxy.workflow_id, trigger.type, deps.logger)))
         deps.listens.end(session.id, 'finished')
       })
       return { status: 200, body: { ...session, stream: stream(session.id) } }

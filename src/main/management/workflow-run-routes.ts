@@ -12,6 +12,7 @@ import { badRequest } from '../../common/errors.js'
 import type { Store } from '../store/types.js'
 import type { RunRequest, Runner } from '../workflows/runner.js'
 import type { CaptureTrigger } from '../triggers/test-capture.js'
+import type { Logger } from '../logger.js'
 import type { TriggerListens } from '../workflows/trigger-listen.js'
 import type { Router } from './router.js'
 import { registerWorkflowListenRoutes } from './workflow-listen-routes.js'
@@ -20,7 +21,7 @@ import {
   checkRunTargets, defaultTriggerOutput, manualTriggerOutput, nodeTestBodySchema, prepareRun, runBodySchema, withTriggerPin
 } from '../workflows/run-request.js'
 
-export interface WorkflowRunDeps { store: Store, runner: Runner, listens: TriggerListens, capture?: CaptureTrigger }
+export interface WorkflowRunDeps { store: Store, runner: Runner, listens: TriggerListens, capture?: CaptureTrigger, logger?: Logger }
 
 // Runs change nothing: the audit trail does not record them as changes.
 const BUILDER = { role: 'editor' as const, audit: false as const }

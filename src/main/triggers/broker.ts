@@ -18,6 +18,7 @@
  */
 import { randomUUID } from 'node:crypto'
 import type { Kafka, Consumer, EachMessagePayload, KafkaConfig as KafkaJsConfig, SASLOptions } from 'kafkajs'
+import { badGateway } from '../../common/errors.js'
 import { lazyRequire } from '../lazy-require.js'
 import type { KafkaConfig } from '../credentials/types.js'
 import { claimBrokerOffset, finishBrokerOffset, renewBrokerLease, type BrokerPartitionKey } from '../store/broker-trigger-state.js'
@@ -236,20 +237,29 @@ async function runWithRetries (scope: TriggerScope, s: BrokerSettings, p: EachMe
 }
 
 /** Test-listen: a throwaway group from the latest offset; the first message that arrives. */
-export async function firstMessage (settings: Record<string, unknown>, signal: AbortSignal, credential: CredentialLoader): Promise<Record<string, unknown>> {
+export async function firstMessage (settings: Record<string, unknown>, signal: AbortSignal, credential: CredentialLoader, connected: () => void = () => {}): Promise<Record<string, unknown>> {
   const topic = typeof settings.topic === 'string' ? settings.topic : ''
   if (topic === '') throw new Error('The broker trigger has no topic.')
   const config = await credential(settings.credentials_id, 'kafka')
   const consumer = kafkaClient(config, '-listen').consumer({ groupId: `gatehouse-listen-${randomUUID()}`, sessionTimeout: 10_000, heartbeatInterval: 1000, maxWaitTimeInMs: 500 })
+  const where = `Kafka broker${config.brokers.length === 1 ? '' : 's'} ${config.brokers.join(', ')}`
   try {
-    await consumer.connect()
-    await consumer.subscribe({ topic, fromBeginning: false })
+    await consumer.connect().catch((err: unknown) => { throw badGateway(`The ${where} could not be reached: ${causeOf(err)}.`) })
+    await consumer.subscribe({ topic, fromBeginning: false }).catch((err: unknown) => { throw badGateway(`Topic '${topic}' could not be subscribed to on the ${where}: ${causeOf(err)}.`) })
+    connected()
     return await new Promise<Record<string, unknown>>((resolve, reject) => {
       signal.addEventListener('abort', () => { reject(new Error('The listen ended before a message arrived.')) }, { once: true })
-      consumer.on(consumer.events.CRASH, e => { reject(e.payload.error) })
+      consumer.on(consumer.events.CRASH, e => { reject(badGateway(`The ${where} failed while listening: ${causeOf(e.payload.error)}.`)) })
       consumer.run({ autoCommit: false, eachMessage: async p => { resolve({ ...messageOutput(p), run_id: randomUUID() }) } }).catch(reject)
     })
   } finally {
     await consumer.disconnect().catch(() => {})
   }
+}
+
+/** The root cause of a kafkajs error (retries wrap the connection error they gave up on), as one phrase. */
+function causeOf (err: unknown): string {
+  let e = err as { message?: string, originalError?: unknown, cause?: unknown } | undefined
+  for (let i = 0; i < 5 && e !== undefined && (e.originalError ?? e.cause) !== undefined; i++) e = (e.originalError ?? e.cause) as typeof e
+  return String(e?.message ?? err).replace(/\.$/, '')
 }

@@ -17,18 +17,22 @@ import { decodeEmail, MAX_SOURCE_BYTES } from './email.js'
 import { imapSettings, triggerClient } from './imap.js'
 import { firstMessage } from './broker.js'
 
-export type CaptureTrigger = (node: WorkflowNode, signal: AbortSignal) => Promise<Record<string, unknown>>
+/**
+ * Resolves with the trigger output; `connected` is called once the trigger's server took the
+ * listen (the broker subscribed), so that the listen route can answer a connection failure itself.
+ */
+export type CaptureTrigger = (node: WorkflowNode, signal: AbortSignal, connected?: () => void) => Promise<Record<string, unknown>>
 
 /** Throws a 400 at once for a trigger that cannot be listened to; otherwise the capture starts. */
 export function triggerCapture (deps: { credential: CredentialLoader }): CaptureTrigger {
-  return async (node, signal) => {
+  return async (node, signal, connected) => {
     if (node.type === 'cron_trigger') {
       const { expression, timezone, cron } = cronPattern(node.settings)
       cron.stop()
       return { triggered_at: new Date().toISOString(), trigger: 'cron', schedule: expression, timezone, run_id: randomUUID() }
     }
     if (node.type === 'imap_trigger') return await firstUnseen(node, signal, deps.credential)
-    if (node.type === 'broker_consumer') return await firstMessage(node.settings, signal, deps.credential)
+    if (node.type === 'broker_consumer') return await firstMessage(node.settings, signal, deps.credential, connected)
     throw badRequest(`Test-listen is available for http_trigger, cron_trigger, imap_trigger and broker_consumer workflows, not ${node.type}.`)
   }
 }

@@ -11,6 +11,9 @@ import type { WorkflowService } from '../workflows/service.js'
 import { edge, instances, node, sleep } from './cluster.js'
 import { eml, imapCredential } from './imap-helpers.js'
 import { startMockKafka } from '../../helpers/kafka.js'
+import { freePort } from '../../helpers/ports.js'
+import { recordingLogger } from '../cache/shared.js'
+import { startService } from '../workflows/service.js'
 
 // Generous: these tests start whole services and real servers on a machine that may be loaded.
 t.setTimeout(300_000)
@@ -82,4 +85,21 @@ t.test('broker test-listen: a throwaway group from the latest offset captures th
   t.same(frames.map(f => f.event), ['listening', 'captured', 'node_started', 'node_finished', 'node_started', 'node_finished', 'execution'])
   t.match(frames[1].data, { trigger_output: { topic: 'tlorders', partition: 0, key: 'k', message: { sku: 'pen' } } }, 'a new message, not the one produced before the listen')
   t.match(frames.at(-1)!.data, { mode: 'test', status: 'success', nodes: [{ node_id: 'in' }, { node_id: 'note', output: { output: { sku: 'pen' } } }] })
+})
+
+t.test('broker test-listen with an unreachable broker: 502 naming the broker and the cause, and a log line', async t => {
+  const { logger, lines } = recordingLogger()
+  const w = await startService(t, 'embedded', {}, { logger })
+  const proxy = await draftProxy(w, 'tlnobroker')
+  const port = await freePort()
+  const kafka = (await w.api('POST', '/credentials', { name: 'gone', type: 'kafka', config: { brokers: [`127.0.0.1:${port}`] } }, 'admin')).body
+  t.equal((await w.api('PUT', `/proxies/${proxy.id as string}/workflow`, {
+    workflow: { nodes: [node('in', 'broker_consumer', { credentials_id: kafka.id, topic: 'orders' }), node('note', 'set_node', { values: { v: 1 } })], edges: [edge('in', 'note')] }
+  })).status, 200)
+  const r = await w.api('POST', `/workflows/${proxy.workflow_id as string}/trigger-test/listen`, { timeout_seconds: 60 })
+  t.equal(r.status, 502, JSON.stringify(r.body))
+  t.equal(r.body.error.code, 'bad_gateway')
+  t.match(r.body.error.message, new RegExp(`^The Kafka broker 127\\.0\\.0\\.1:${port} could not be reached: .*ECONNREFUSED`))
+  const logged = lines.find(l => l.msg === 'trigger test-listen failed')
+  t.match(logged, { level: 40, workflow_id: proxy.workflow_id, trigger_type: 'broker_consumer', code: 'bad_gateway', err: r.body.error.message }, 'the failure is logged with the same words')
 })

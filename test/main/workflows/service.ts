@@ -1,6 +1,7 @@
 /** A whole service (store of the given kind, gateway, management, worker pool) and small API helpers for workflow tests. */
 import { loadConfig } from '../../../src/main/config/config.js'
 import { start, type Service } from '../../../src/main/server.js'
+import type { Logger } from '../../../src/main/logger.js'
 import { silentLogger, storeConfig, type StoreKind } from '../../helpers/db.js'
 
 interface T { teardown (fn: () => unknown): void }
@@ -22,6 +23,8 @@ export interface ServiceOptions {
   store?: { DATABASE_URL: string, DATA_DIR: string }
   /** Redis key prefix shared by the instances of one test. */
   keyPrefix?: string
+  /** Where the service logs (default: nowhere). */
+  logger?: Logger
 }
 
 export async function startService (t: T, kind: StoreKind, env: Record<string, string> = {}, opts: ServiceOptions = {}): Promise<WorkflowService> {
@@ -30,7 +33,7 @@ export async function startService (t: T, kind: StoreKind, env: Record<string, s
     DATABASE_URL: store.DATABASE_URL, DATA_DIR: store.DATA_DIR, PORT: '0', HOST: '127.0.0.1', MANAGEMENT_PORT: '0',
     LOG_LEVEL: 'silent', WORKERS: '1', OUTBOUND_ALLOWLIST: '127.0.0.1', ...env
   })
-  const s = await start(config, { logger: silentLogger, keyPrefix: opts.keyPrefix })
+  const s = await start(config, { logger: opts.logger ?? silentLogger, keyPrefix: opts.keyPrefix })
   t.teardown(() => s.close())
   const tokens = new Map<string, string>()
   const m = `http://127.0.0.1:${s.managementPort}/api/v1`
