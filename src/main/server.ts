@@ -11,6 +11,7 @@ import { createSharedState } from './cache/shared-state.js'
 import { createEventHub } from './events/hub.js'
 import { handleEventStream, StreamLimits } from './events/sse.js'
 import { afterAnswer } from './management/after-answer.js'
+import { removeManagementAddress, writeManagementAddress } from './management/address-file.js'
 import { AppError } from '../common/errors.js'
 import { createAuth } from './auth/verifier.js'
 import { createManagementServer } from './management/server.js'
@@ -214,6 +215,10 @@ export async function start (config: Readonly<Config>, opts: StartOptions = {}):
   logger.info(`gateway listening on http://${config.HOST}:${gatewayPort}`)
   if (gatewayTlsPort !== null) logger.info(`gateway listening on https://${config.HOST}:${gatewayTlsPort}${config.TLS_CA !== '' ? ' (client certificates checked against TLS_CA)' : ''}`)
   logger.info(`management API listening on http://${config.MANAGEMENT_HOST}:${managementPort}/api/v1`)
+  // `npm run token -- --url` with this DATA_DIR links to this port, whatever its own environment says.
+  try { writeManagementAddress(config.DATA_DIR, `http://${urlHost(loopbackFor(config.MANAGEMENT_HOST))}:${managementPort}`) } catch (err) {
+    logger.warn({ err: (err as Error).message }, `could not write ${config.DATA_DIR}/management.json; npm run token -- --url will need --port`)
+  }
   if (auth.mode === 'local') {
     logger.info('management tokens come from the built-in local issuer: npm run token -- --sub alice --role admin')
   } else logger.info({ issuer: auth.issuer }, 'management tokens are verified against the configured OIDC issuer')
@@ -247,6 +252,7 @@ export async function start (config: Readonly<Config>, opts: StartOptions = {}):
       listens.close()
       clearInterval(pruneTimer)
       await Promise.allSettled([gateway.close(), management.close()])
+      try { removeManagementAddress(config.DATA_DIR) } catch {}
       await requestLog?.close().catch(() => {})
       await requestLogs.close?.().catch(() => {})
       await pool.close().catch(() => {})

@@ -1,10 +1,11 @@
 /**
  * The management console in a real browser: sign-in through the token link, collections
  * and proxies made in the UI, live updates from another client (list, Reload banner,
- * remote delete), roles, sign-out and expiry.
+ * remote delete), roles, sign-out, expiry and a refused link's reason.
  */
 import t from 'tap'
 import { launchBrowser, screenshot, signedIn, startService, tokenCli } from '../helpers/browser.js'
+import { createTempDir } from '../helpers/db.js'
 
 t.test('console', async t => {
   const svc = await startService(t)
@@ -30,8 +31,21 @@ t.test('console', async t => {
     const url = tokenCli(svc.dataDir, new URL(svc.console).port, ['--sub', 'bob', '--role', 'viewer', '--ttl', '2', '--url'])
     const page = await browser.newPage()
     await page.goto(url)
-    await page.getByText('Your session has expired').waitFor({ timeout: 15_000 })
+    await page.getByText('Your session has expired').waitFor({ timeout: 60_000 })
     t.ok(await page.getByText('--url').isVisible(), 'says how to get a new link')
+    await page.close()
+  })
+
+  await t.test('a link signed with another DATA_DIR\'s key shows the API\'s reason on the sign-in card', async t => {
+    const elsewhere = await createTempDir(t)
+    const url = tokenCli(elsewhere, new URL(svc.console).port, ['--sub', 'carol', '--role', 'admin', '--url'])
+    const page = await browser.newPage()
+    await page.goto(url)
+    const reason = page.getByRole('status').filter({ hasText: 'The server refused this sign-in' })
+    await reason.waitFor()
+    t.match(await reason.textContent(), /signed by a key this service does not know: the token command must run with the same DATA_DIR as this server/)
+    t.ok(await page.getByText('--url').isVisible(), 'beside how to get a link')
+    t.equal(await page.evaluate(() => sessionStorage.getItem('gatehouse.console.token')), null, 'the refused token is not kept')
     await page.close()
   })
 
@@ -59,7 +73,7 @@ t.test('console', async t => {
     // Bulk: a second proxy (made elsewhere, shown live), both selected and published, then deleted.
     const billing = listed.body.items[0].collection_id
     await svc.call('POST', '/proxies', { collection_id: billing, name: 'refund', methods: ['POST'], path: '/refunds' })
-    await page.getByRole('button', { name: 'refund' }).waitFor({ timeout: 10_000 })
+    await page.getByRole('button', { name: 'refund' }).waitFor({ timeout: 60_000 })
     await page.getByLabel('Select all').check()
     await page.getByLabel('Bulk actions').getByRole('button', { name: 'Publish', exact: true }).click()
     await page.getByRole('cell', { name: 'draft' }).waitFor({ state: 'detached' })
@@ -84,9 +98,9 @@ t.test('console', async t => {
     await page.getByText('● Live').waitFor()
     const created = await svc.call('POST', '/collections', { name: 'made elsewhere', base_path: '/elsewhere', upstream_url: 'http://127.0.0.1:9' })
     t.equal(created.status, 201)
-    await page.getByRole('link', { name: 'made elsewhere' }).waitFor({ timeout: 10_000 })
+    await page.getByRole('link', { name: 'made elsewhere' }).waitFor({ timeout: 60_000 })
     await svc.call('DELETE', `/collections/${created.body.id}`)
-    await page.getByRole('link', { name: 'made elsewhere' }).waitFor({ state: 'detached', timeout: 10_000 })
+    await page.getByRole('link', { name: 'made elsewhere' }).waitFor({ state: 'detached', timeout: 60_000 })
     await screenshot(page, 'collections')
     await page.close()
   })
@@ -102,14 +116,14 @@ t.test('console', async t => {
     await dialog.getByRole('heading', { name: 'Edit cart' }).waitFor()
     await dialog.getByRole('textbox', { name: /^Description/ }).fill('my unsaved words')
     await svc.call('PUT', `/proxies/${proxy.body.id}`, { name: 'basket' })
-    await dialog.getByText('This proxy was changed elsewhere.').waitFor({ timeout: 10_000 })
+    await dialog.getByText('This proxy was changed elsewhere.').waitFor({ timeout: 60_000 })
     t.equal(await dialog.getByRole('textbox', { name: /^Description/ }).inputValue(), 'my unsaved words', 'edits are kept until Reload')
     await screenshot(page, 'reload-banner')
     await dialog.getByRole('button', { name: 'Reload' }).click()
     await dialog.getByRole('heading', { name: 'Edit basket' }).waitFor()
     t.equal(await dialog.getByLabel('Name', { exact: true }).inputValue(), 'basket', 'Reload shows the new version')
     await svc.call('DELETE', `/proxies/${proxy.body.id}`)
-    await dialog.waitFor({ state: 'detached', timeout: 10_000 })
+    await dialog.waitFor({ state: 'detached', timeout: 60_000 })
     await page.getByText('was deleted elsewhere').waitFor()
     t.equal(await page.getByRole('button', { name: 'basket' }).count(), 0, 'the list refreshed')
     await page.close()

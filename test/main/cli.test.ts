@@ -1,9 +1,10 @@
-/** The `gatehouse` command as a user runs it: help, version, token (valid for the server with the same DATA_DIR), errors without stack traces. */
+/** The `gatehouse` command as a user runs it: help, version, token (valid for the server with the same DATA_DIR), its sign-in link's address, errors without stack traces. */
 import { spawnSync } from 'node:child_process'
 import { readFileSync } from 'node:fs'
 import t from 'tap'
 import { createAuth } from '../../src/main/auth/verifier.js'
 import { loadConfig } from '../../src/main/config/config.js'
+import { start } from '../../src/main/server.js'
 import { createTempDir, silentLogger } from '../helpers/db.js'
 
 const BIN = new URL('../../bin/gatehouse.mjs', import.meta.url).pathname
@@ -51,4 +52,36 @@ t.test('a token made with the server DATA_DIR is accepted; one made elsewhere is
   await t.rejects(auth.verify(`Bearer ${other.stdout.trim()}`), { status: 401, message: /signed by a key this service does not know/ })
   const url = run(['token', '--sub', 'alice', '--url'], { DATA_DIR: dataDir, MANAGEMENT_PORT: '9181' })
   t.match(url.stdout.trim(), /^http:\/\/127\.0\.0\.1:9181\/#access_token=ey/)
+})
+
+t.test('the sign-in link points at the server running with the same DATA_DIR, or where --port / --url-base say', async t => {
+  const dataDir = await createTempDir(t)
+  const link = (args: string[], env: Record<string, string> = {}) => {
+    const r = run(['token', '--sub', 'alice', ...args], { DATA_DIR: dataDir, MANAGEMENT_HOST: '127.0.0.1', MANAGEMENT_PORT: '8081', ...env })
+    t.equal(r.status, 0, r.stderr)
+    return { url: r.stdout.trim(), note: r.stderr }
+  }
+  // No server: the environment's port, as before.
+  t.match(link(['--url']).url, /^http:\/\/127\.0\.0\.1:8081\/#access_token=ey/)
+
+  const svc = await start(loadConfig({ DATA_DIR: dataDir, DATABASE_URL: '', PORT: '0', HOST: '127.0.0.1', MANAGEMENT_PORT: '0', LOG_LEVEL: 'silent', WORKERS: '1' }), { logger: silentLogger })
+  let closed = false
+  t.teardown(async () => { if (!closed) await svc.close() })
+  const running = link(['--url'])
+  t.match(running.url, new RegExp(`^http://127\\.0\\.0\\.1:${svc.managementPort}/#access_token=ey`), 'the running server\'s port, not MANAGEMENT_PORT=8081 from the environment')
+  t.match(running.note, /server running with this DATA_DIR, pid \d+/, 'and it says where the port came from')
+  const token = running.url.split('#access_token=')[1]!
+  const me = await fetch(`http://127.0.0.1:${svc.managementPort}/api/v1/collections`, { headers: { authorization: `Bearer ${token}`, connection: 'close' } })
+  t.equal(me.status, 200, 'the link\'s token signs in there')
+
+  t.match(link(['--url', '--port', '9300']).url, /^http:\/\/127\.0\.0\.1:9300\/#access_token=ey/, '--port wins')
+  t.match(link(['--url-base', 'https://gw.example.com/console/']).url, /^https:\/\/gw\.example\.com\/console\/#access_token=ey/, '--url-base wins (and implies --url)')
+  const bad = run(['token', '--sub', 'alice', '--port', 'x'], { DATA_DIR: dataDir })
+  t.equal(bad.status, 1)
+  t.match(bad.stderr, /--port must be a port number/)
+  t.match(run(['token', '--sub', 'alice', '--url-base', 'ftp://x'], { DATA_DIR: dataDir }).stderr, /--url-base must be an http:\/\/ or https:\/\/ URL/)
+
+  await svc.close()
+  closed = true
+  t.match(link(['--url']).url, /^http:\/\/127\.0\.0\.1:8081\//, 'once the server has stopped, the environment again')
 })

@@ -11,9 +11,10 @@ export class ApiError extends Error {
 export interface Page<T> { items: T[], next_cursor: string | null }
 
 let token: string | null = null
-let onUnauthorized: () => void = () => {}
+let onUnauthorized: (reason: string | undefined) => void = () => {}
 
-export function setApiToken (t: string | null, unauthorized: () => void): void { token = t; onUnauthorized = unauthorized }
+/** The token requests carry, and what a 401 does (it gets the API's reason, when the answer gave one). */
+export function setApiToken (t: string | null, unauthorized: (reason: string | undefined) => void): void { token = t; onUnauthorized = unauthorized }
 
 async function send (method: string, path: string, body?: unknown, headers: Record<string, string> = {}): Promise<Response> {
   const init: RequestInit = { method, headers: { ...headers, ...(token !== null ? { authorization: `Bearer ${token}` } : {}) } }
@@ -29,7 +30,7 @@ async function send (method: string, path: string, body?: unknown, headers: Reco
 
 async function failure (res: Response): Promise<never> {
   const parsed = await res.json().catch(() => ({})) as { error?: { code?: string, message?: string, details?: unknown } }
-  if (res.status === 401) onUnauthorized()
+  if (res.status === 401) onUnauthorized(parsed.error?.message)
   throw new ApiError(res.status, parsed.error?.code ?? 'error', parsed.error?.message ?? `The server answered ${res.status}.`, parsed.error?.details)
 }
 

@@ -42,10 +42,11 @@ function App () {
     })().catch((err: Error) => { setError(err.message); setPhase({ kind: 'signed-out' }) })
   }, [])
 
-  // A clear screen when the token expires, at its exp or on the first 401.
+  // A clear screen when the token expires, at its exp or on the first 401; a token refused for
+  // another reason (signed with another DATA_DIR's key, say) shows the API's own explanation.
   const session = phase.kind === 'in' ? phase.session : null
   // Set while rendering, not in an effect: the pages' first requests start before this component's effects run.
-  setApiToken(session?.token ?? null, () => setPhase(expired()))
+  setApiToken(session?.token ?? null, reason => setPhase(session?.expiresAt != null && session.expiresAt <= Date.now() ? expired() : refused(reason)))
   useEffect(() => {
     if (session === null || session.expiresAt === null) return
     const timer = setTimeout(() => setPhase(expired()), Math.min(2 ** 31 - 1, session.expiresAt - Date.now()))
@@ -87,6 +88,12 @@ function expired (): Phase {
   dropToken()
   queryClient.clear()
   return { kind: 'signed-out', reason: 'Your session has expired. Sign in again to continue.' }
+}
+
+function refused (reason: string | undefined): Phase {
+  dropToken()
+  queryClient.clear()
+  return { kind: 'signed-out', reason: reason === undefined ? 'The server refused this sign-in. Sign in again to continue.' : `The server refused this sign-in: ${reason}` }
 }
 
 function SignIn ({ config, reason, error, onError }: { config: AuthConfig | null, reason?: string, error: string | null, onError: (e: string) => void }) {
