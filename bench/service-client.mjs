@@ -5,6 +5,7 @@
 // nginx and wrk when they are missing; startNginxBackend runs the benches' backend.
 import { execFileSync, spawn, spawnSync } from 'node:child_process'
 import fs from 'node:fs'
+import os from 'node:os'
 import path from 'node:path'
 import { fileURLToPath } from 'node:url'
 
@@ -70,6 +71,18 @@ export async function createBenchDatabase (prefix) {
   const c = new pg.Client({ connectionString: admin }); await c.connect(); await c.query(`CREATE DATABASE ${name}`); await c.end()
   const url = new URL(admin); url.pathname = `/${name}`
   return { url: url.toString(), drop: async () => { const d = new pg.Client({ connectionString: admin }); await d.connect(); await d.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`); await d.end() } }
+}
+
+/**
+ * The store part of an in-process bench service's environment: a throwaway PostgreSQL database
+ * for `postgres`, a fresh DATA_DIR otherwise; `drop` removes the database (a no-op for the files).
+ */
+export async function benchStore (variant, name) {
+  if (variant === 'postgres') {
+    const db = await createBenchDatabase(`gh_${name}`)
+    return { env: { DATABASE_URL: db.url }, drop: db.drop }
+  }
+  return { env: { DATA_DIR: fs.mkdtempSync(path.join(os.tmpdir(), `gh-${name}-`)) }, drop: async () => {} }
 }
 
 /** `wrk -t1 -c50 --latency` on `url`: req/s, requests, p50 and p99 in ms, non-2xx count. */

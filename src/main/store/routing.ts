@@ -43,6 +43,13 @@ async function snapshot (q: Queryable, version: number): Promise<RoutingSnapshot
   return { full: true, collections: c.rows.map(toCollection), proxies: p.rows.map(toProxy), version }
 }
 
+/** The proxies of one collection that the gateway serves (none when the collection is disabled or gone). */
+export async function loadServedProxiesOf (store: Store, collectionId: string): Promise<Proxy[]> {
+  const { rows } = await store.query(`SELECT p.* FROM proxies p JOIN collections c ON c.id = p.collection_id
+    WHERE p.collection_id = $1 AND c.status = 'active' AND p.status = 'published' ORDER BY p.seq`, [collectionId])
+  return rows.map(toProxy)
+}
+
 /**
  * The changes after version `since` (O(what changed)), or the whole snapshot when `since` is
  * unknown (-1), further behind than the kept change rows, or behind by many changes.

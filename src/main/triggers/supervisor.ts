@@ -3,7 +3,8 @@
  * run on this instance running, each at its proxy's current version.
  *
  *   route reload (start, poll) ──▶ reconcileAll(published proxies)
- *   trigger sync broadcast     ──▶ syncProxy(id) (reads the store)        ──▶ apply: stop / start / restart
+ *   trigger sync broadcast     ──▶ syncProxy(id) / syncCollection(id)     ──▶ apply: stop / start / restart
+ *                                  (reads that proxy or that collection's)
  *   heartbeat (every beat)     ──▶ stalled trigger? restart : refresh health
  *
  * Every change goes through one queue, so a stop always finishes before the
@@ -14,6 +15,7 @@ import { randomUUID } from 'node:crypto'
 import type { Proxy, WorkflowNode } from '../../common/types.js'
 import type { Logger } from '../logger.js'
 import { getCollection } from '../store/collections.js'
+import { loadServedProxiesOf } from '../store/routing.js'
 import { getProxy } from '../store/proxies.js'
 import type { Store } from '../store/types.js'
 import type { Runner } from '../workflows/runner.js'
@@ -52,6 +54,8 @@ export interface TriggerSupervisor {
   reconcile (changed: readonly Proxy[], removed: readonly string[]): Promise<void>
   /** Re-reads one proxy from the store and applies it. */
   syncProxy (proxyId: string): Promise<void>
+  /** Re-reads one collection's served proxies from the store and applies them (and stops what it no longer serves). */
+  syncCollection (collectionId: string): Promise<void>
   /** Restarts the triggers that read this credential (its settings changed). */
   restartUsing (credentialId: string): Promise<void>
   /** Triggers active on this instance. */
@@ -180,6 +184,12 @@ export function createTriggerSupervisor (deps: SupervisorDeps): TriggerSuperviso
       const p = await getProxy(deps.store, proxyId).catch(() => null)
       const served = p !== null && (await getCollection(deps.store, p.collection_id).catch(() => null))?.status === 'active'
       await apply(proxyId, served ? p : null)
+    }),
+    syncCollection: async collectionId => await serial(async () => {
+      const served = await loadServedProxiesOf(deps.store, collectionId)
+      const seen = new Set<string>()
+      for (const p of served) { seen.add(p.id); if (entries.has(p.id) || wantedTrigger(p) !== null) await apply(p.id, p) }
+      for (const e of [...entries.values()]) if (e.proxy.collection_id === collectionId && !seen.has(e.proxy.id)) await apply(e.proxy.id, null)
     }),
     restartUsing: async credentialId => await serial(async () => {
       for (const e of [...entries.values()]) {

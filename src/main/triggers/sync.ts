@@ -7,8 +7,13 @@
  * over the event hub's shared channel; without Redis it stays in-process.
  *
  *   management change ──▶ notify(event) ──▶ hub.broadcast('trigger_sync', msg)
- *   every instance ◀── onBroadcast ──▶ supervisor.syncProxy / bootstrap (proxy_id null)
+ *   every instance ◀── onBroadcast ──▶ supervisor.syncProxy (a proxy changed)
+ *                                      supervisor.syncCollection (a collection changed: its proxies only)
+ *                                      bootstrap (proxy_id null and no collection: a full read)
  *   Redis subscription restored ──▶ bootstrap (full read of the store)
+ *
+ * A collection change reads that collection's proxies, never the whole store: an import of many
+ * collections into a large configuration costs what it imports.
  */
 import type { EventHub } from '../events/hub.js'
 import type { EventInput } from '../events/types.js'
@@ -21,8 +26,10 @@ export const TRIGGER_SYNC_CHANNEL = 'trigger_sync'
 
 export interface TriggerSyncMessage {
   event_type: string
-  /** null: every trigger (a collection or credential changed). */
+  /** null: the triggers of `collection_ids`, or every trigger when that is absent (older senders). */
   proxy_id: string | null
+  /** The collections a collection change touched (a duplicate names the copy too). */
+  collection_ids?: string[]
   /** The proxy's version after the change; null when it no longer exists or for a bootstrap. */
   version: number | null
   source: string
@@ -50,7 +57,11 @@ export function createTriggerSync (deps: {
   const stopMessages = deps.hub.onBroadcast(TRIGGER_SYNC_CHANNEL, raw => {
     const m = raw as TriggerSyncMessage
     if (m.event_type === 'credential_changed' && typeof m.credential_id === 'string') { deps.supervisor.restartUsing(m.credential_id).catch(failed); return }
-    if (m.proxy_id === null) { deps.bootstrap().catch(failed); return }
+    if (m.proxy_id === null) {
+      if (Array.isArray(m.collection_ids)) for (const id of m.collection_ids) deps.supervisor.syncCollection(id).catch(failed)
+      else deps.bootstrap().catch(failed)
+      return
+    }
     if (typeof m.version === 'number') {
       if ((applied.get(m.proxy_id) ?? -1) >= m.version) return
       applied.set(m.proxy_id, m.version)
@@ -66,7 +77,8 @@ export function createTriggerSync (deps: {
         getProxy(deps.store, e.proxy_id).then(p => p.version, () => null)
           .then(version => { send({ event_type: type, proxy_id: e.proxy_id, version }) }, failed)
       } else if (e.resource_kind === 'collection') {
-        send({ event_type: `collection_${e.operation}`, proxy_id: null, version: null })
+        const ids = e.related_collection_id === undefined ? [e.collection_id] : [e.collection_id, e.related_collection_id]
+        send({ event_type: `collection_${e.operation}`, proxy_id: null, version: null, collection_ids: ids })
       } else if (e.resource_kind === 'credential' && e.operation === 'updated') {
         send({ event_type: 'credential_changed', proxy_id: null, version: null, credential_id: e.credential_id })
       }
