@@ -155,27 +155,40 @@ export class Exchange {
       ps.socket.uncork()
     } else ps.socket.write(this.o.head, 'latin1')
     if (this.pendingBody.length > 0) {
-      for (const p of this.pendingBody.splice(0)) this.writeBody(p.chunk, p.last)
-      this.onDrain?.()
+      let ok = true
+      for (const p of this.pendingBody.splice(0)) ok = this.writeBody(p.chunk, p.last)
+      // Not ok: the socket's 'drain' calls onDrain once the backend has taken the bytes.
+      if (ok) this.onDrain?.()
     }
   }
 
-  /** Streams a request body chunk; returns false when the caller should wait for onDrain. */
+  /**
+   * Streams a request body chunk; returns false when the caller should wait for onDrain. Every
+   * byte is written whatever write() returns (false means "buffered past the mark", not "dropped"):
+   * a chunk's size line, data and CRLF always leave together, in one corked writev.
+   */
   writeBody (chunk: Buffer, last: boolean): boolean {
     if (this.finished) return true
     if (this.ps === null) { this.pendingBody.push({ chunk, last }); return this.pendingBody.length < 16 }
     this.sentBody = true
     if (last) this.bodyEnded = true
+    // Upload progress is progress: the timeout counts from the last byte sent, not from the head.
+    this.timer?.refresh()
     const s = this.ps.socket
-    let ok = true
-    if (this.chunkedOut) {
-      if (chunk.length > 0) ok = s.write(`${chunk.length.toString(16)}\r\n`) && s.write(chunk) && s.write('\r\n')
-      if (last) ok = s.write('0\r\n\r\n') && ok
-    } else if (chunk.length > 0) ok = s.write(chunk)
+    if (!this.chunkedOut) return chunk.length > 0 ? s.write(chunk) : !s.writableNeedDrain
+    if (chunk.length === 0) return last ? s.write('0\r\n\r\n', 'latin1') : !s.writableNeedDrain
+    s.cork()
+    s.write(`${chunk.length.toString(16)}\r\n`, 'latin1')
+    s.write(chunk)
+    const ok = s.write(last ? '\r\n0\r\n\r\n' : '\r\n', 'latin1')
+    s.uncork()
     return ok
   }
 
-  drained (): void { this.onDrain?.() }
+  drained (): void {
+    this.timer?.refresh()
+    this.onDrain?.()
+  }
 
   pause (): void { this.ps?.socket.pause() }
   resume (): void { this.ps?.socket.resume() }

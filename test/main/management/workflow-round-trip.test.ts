@@ -6,19 +6,9 @@
 import t from 'tap'
 import { STORE_KINDS } from '../../helpers/db.js'
 import { startManagement, type TestManagement } from '../../helpers/management.js'
+import { prng } from '../../helpers/prng.js'
 
 const RUNS = 20
-
-/** mulberry32: small, seedable, good enough to spread cases. */
-function prng (seed: number): () => number {
-  let a = seed >>> 0
-  return () => {
-    a = (a + 0x6D2B79F5) >>> 0
-    let x = Math.imul(a ^ (a >>> 15), 1 | a)
-    x = (x + Math.imul(x ^ (x >>> 7), 61 | x)) ^ x
-    return ((x ^ (x >>> 14)) >>> 0) / 4294967296
-  }
-}
 
 function generate (rand: () => number): { workflow: any, enabled: boolean } {
   const pick = <T>(xs: readonly T[]): T => xs[Math.floor(rand() * xs.length)]
