@@ -13,7 +13,10 @@ export interface Collection extends BaseRecord {
   name: string
   description: string
   base_path: string
-  upstream_url: string
+  /** Present when the upstream has exactly one target (the shorthand); absent otherwise. */
+  upstream_url?: string
+  /** The backend: always present on reads (one target for an upstream_url collection). */
+  upstream: UpstreamSettings
   status: 'active' | 'disabled'
   headers: HeaderSpec[]
   auth_required: boolean
@@ -38,6 +41,31 @@ export interface ProxyCacheSettings {
   vary: string[]
   /** On an authenticated collection: one entry for every client (false: one per client). */
   shared: boolean
+}
+
+export interface UpstreamTarget { url: string, weight: number }
+
+export interface ActiveHealthCheck {
+  path: string
+  interval_ms: number
+  timeout_ms: number
+  healthy_threshold: number
+  unhealthy_threshold: number
+  expected_statuses: number[]
+}
+
+export interface PassiveHealthCheck { consecutive_failures: number, ejection_ms: number, max_ejection_percent: number }
+
+/** A collection's backend: targets, how requests are spread, health, retries, circuit breaking. */
+export interface UpstreamSettings {
+  targets: UpstreamTarget[]
+  balancing: 'round_robin' | 'least_connections' | 'consistent_hash'
+  /** `ip`, `path`, `header:<name>` or `cookie:<name>` (consistent_hash only). */
+  hash_on: string
+  health_checks: { active: ActiveHealthCheck | null, passive: PassiveHealthCheck | null }
+  retries: { attempts: number, budget_percent: number }
+  /** Requests in flight per target address; null: no cap. */
+  max_in_flight_per_target: number | null
 }
 
 export type HttpMethod = 'GET' | 'POST' | 'PUT' | 'DELETE' | 'PATCH'

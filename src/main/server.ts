@@ -36,6 +36,7 @@ import { createTriggerListens } from './workflows/trigger-listen.js'
 import { gatewayWorkflows } from './workflows/listen-gateway.js'
 import { registerWorkflowRunRoutes } from './management/workflow-run-routes.js'
 import { registerTriggerRoutes } from './management/trigger-routes.js'
+import { registerUpstreamRoutes } from './management/upstream-routes.js'
 import { createTriggers } from './triggers/index.js'
 import { createRouteReloader } from './routes/reloader.js'
 import { createGatewayMcp } from './mcp/gateway-mcp.js'
@@ -139,6 +140,7 @@ export async function start (config: Readonly<Config>, opts: StartOptions = {}):
     return '# HELP gatehouse_gateway_shed_total Gateway requests answered 503 because the gateway was overloaded, by signal.\n# TYPE gatehouse_gateway_shed_total counter\n' +
       `gatehouse_gateway_shed_total{signal="in_flight"} ${shed.in_flight}\ngatehouse_gateway_shed_total{signal="event_loop_delay"} ${shed.event_loop_delay}\n`
   })
+  metrics.addSource(() => gateway.upstreamMetrics())
   const access: { current: AccessSnapshot } = { current: EMPTY_ACCESS }
   const portal = createPortal(loadStaticFiles(builtUiDir('portal'), { spa: false }))
   const gatewayAccess = { profiles: () => access.current.profiles, policies: () => access.current.policies, limiter: shared.limiter }
@@ -194,6 +196,7 @@ export async function start (config: Readonly<Config>, opts: StartOptions = {}):
   registerObservabilityRoutes(management.router, requestLogs, metrics)
   registerWorkflowRunRoutes(management.router, { store, runner, listens, capture: triggers.capture, logger })
   registerTriggerRoutes(management.router, { store, health: triggers.health })
+  registerUpstreamRoutes(management.router, { store, health: id => gateway.upstreamHealth(id) })
   let managementPort = 0
   registerAssistantRoutes(management.router, {
     config, store, logger, audit: management.audit, mcpUrl: () => `http://${urlHost(loopbackFor(config.MANAGEMENT_HOST))}:${managementPort}/api/v1${config.MANAGEMENT_MCP_PATH}`

@@ -2,9 +2,10 @@
 import http from 'node:http'
 import type { AddressInfo } from 'node:net'
 import { loadConfig } from '../../src/main/config/config.js'
-import { createGateway, type Gateway } from '../../src/main/gateway/index.js'
+import { createGateway, type Gateway, type GatewayOptions } from '../../src/main/gateway/index.js'
 import type { Collection, Proxy } from '../../src/common/types.js'
 import { silentLogger } from './db.js'
+import { mergeUpstream, type UpstreamInput } from '../../src/common/upstream-settings.js'
 
 interface T { teardown (fn: () => unknown): void }
 
@@ -19,6 +20,15 @@ export function collection (over: Partial<Collection> = {}): Collection {
     headers: [], auth_required: false, cors: null, version: 1, created_at: '', updated_at: '', ...over
   }
 }
+/** A collection whose upstream is these targets with these settings (defaults for the rest). */
+export function balancedCollection (targets: Array<{ url: string, weight?: number }>, settings: Omit<UpstreamInput, 'targets'> = {}, over: Partial<Collection> = {}): Collection {
+  const upstream = mergeUpstream(null, { ...settings, targets }, undefined)
+  const c = collection({ upstream, ...over })
+  if (targets.length !== 1) delete c.upstream_url
+  else c.upstream_url = targets[0].url
+  return c
+}
+
 export function proxy (c: Collection, over: Partial<Proxy> = {}): Proxy {
   seq++
   return {
@@ -28,9 +38,9 @@ export function proxy (c: Collection, over: Partial<Proxy> = {}): Proxy {
   }
 }
 
-export async function startGateway (t: T, env: Record<string, string> = {}, conf: Record<string, string> = {}): Promise<{ gateway: Gateway, url: string, port: number }> {
+export async function startGateway (t: T, env: Record<string, string> = {}, conf: Record<string, string> = {}, extra: Partial<GatewayOptions> = {}): Promise<{ gateway: Gateway, url: string, port: number }> {
   const config = loadConfig({ PORT: '0', HOST: '127.0.0.1', LOG_LEVEL: 'silent', SHUTDOWN_TIMEOUT_MS: '3000', ...conf })
-  const gateway = createGateway({ config, logger: silentLogger, readiness: async () => ({ ok: true, checks: { database: 'ok' } }), env })
+  const gateway = createGateway({ config, logger: silentLogger, readiness: async () => ({ ok: true, checks: { database: 'ok' } }), env, ...extra })
   const { port } = await gateway.listen()
   t.teardown(async () => { await gateway.close() })
   return { gateway, url: `http://127.0.0.1:${port}`, port }

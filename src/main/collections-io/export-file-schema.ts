@@ -6,6 +6,7 @@
 import { WORKFLOW_DEFINITION_SCHEMA } from '../../common/workflow-catalogue.js'
 import { EXPORT_FORMAT, EXPORT_FORMAT_VERSION } from './export-file.js'
 import { corsSchema } from '../gateway/responses/cors.js'
+import { upstreamSchema } from '../management/upstream-fields.js'
 
 export const IMPORT_LIMITS = {
   collections: 100,
@@ -73,13 +74,17 @@ const proxy = {
 
 const collection = {
   type: 'object',
-  required: ['name', 'base_path', 'upstream_url'],
+  required: ['name', 'base_path'],
+  // A backend as upstream_url (one target) or upstream (its targets are checked on import).
+  if: { not: { required: ['upstream'] } },
+  then: { required: ['upstream_url'] },
   additionalProperties: false,
   properties: {
     name: text(256, 1),
     description: { ...text(10000), default: '' },
     base_path: { type: 'string', maxLength: 512, pattern: '^/[^\\s?#]*$' },
     upstream_url: { type: 'string', maxLength: 2048, pattern: '^https?://[^\\s]+$' },
+    upstream: upstreamSchema,
     status: { enum: ['active', 'disabled'], default: 'active' },
     headers,
     auth_required: { type: 'boolean', default: true },

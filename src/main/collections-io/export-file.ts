@@ -6,12 +6,14 @@
  * configuration and are kept as they are.
  */
 import type { Collection, HeaderSpec, Proxy, WorkflowDefinition } from '../../common/types.js'
+import { defaultUpstream, type UpstreamInput } from '../../common/upstream-settings.js'
 
 export const EXPORT_FORMAT = 'gatehouse.collection'
 export const EXPORT_FORMAT_VERSION = 1
 
 export type ExportedCollection =
-  Pick<Collection, 'name' | 'description' | 'base_path' | 'upstream_url' | 'status' | 'headers' | 'auth_required' | 'cors'>
+  Pick<Collection, 'name' | 'description' | 'base_path' | 'status' | 'headers' | 'auth_required' | 'cors'> &
+  { upstream_url?: string, upstream?: UpstreamInput }
 
 export type ExportedProxy = Pick<Proxy, 'name' | 'description' | 'methods' | 'path' | 'target_path' | 'headers' |
 'parameters' | 'request_schema' | 'response_schema' | 'streaming' | 'status' | 'workflow_enabled' | 'workflow' | 'timeout_ms' | 'max_body_bytes'>
@@ -44,7 +46,9 @@ export function exportCollections (items: Array<{ collection: Collection, proxie
         name: c.name,
         description: c.description ?? '',
         base_path: c.base_path,
-        upstream_url: c.upstream_url,
+        ...(c.upstream_url !== undefined ? { upstream_url: c.upstream_url } : {}),
+        // Only when it says more than upstream_url does (several targets, or settings of its own).
+        ...(saysMore(c) ? { upstream: structuredClone(c.upstream) } : {}),
         status: c.status,
         headers: headersOf(c.headers),
         auth_required: c.auth_required,
@@ -95,4 +99,10 @@ function workflowOf (w: WorkflowDefinition): WorkflowDefinition {
   }
   if (w.runtime_settings !== undefined) out.runtime_settings = { ...w.runtime_settings }
   return out
+}
+
+function saysMore (c: Collection): boolean {
+  const u = c.upstream
+  if (u === undefined) return false
+  return u.targets.length !== 1 || JSON.stringify(u) !== JSON.stringify(defaultUpstream([{ url: u.targets[0].url, weight: 100 }]))
 }

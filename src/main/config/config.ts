@@ -43,6 +43,7 @@ export interface Config {
   UPSTREAM_CONNECT_TIMEOUT_MS: number
   UPSTREAM_TIMEOUT_MS: number
   UPSTREAM_KEEPALIVE: number
+  UPSTREAM_DNS_REFRESH_MS: number
   SHED_MAX_IN_FLIGHT: number
   SHED_EVENT_LOOP_DELAY_MS: number
   CONFIG_POLL_INTERVAL_MS: number
@@ -108,6 +109,7 @@ const VARS: Record<keyof Config, VarSpec> = {
   SHED_MAX_IN_FLIGHT: { type: 'integer', default: 4096, minimum: 0, maximum: 10000000, accepts: 'gateway requests in flight before new ones get 503, 0 (no limit) to 10000000' },
   SHED_EVENT_LOOP_DELAY_MS: { type: 'integer', default: 250, minimum: 0, maximum: 60000, accepts: 'event-loop delay (median over 0.5 s) past which new gateway requests get 503, 0 (off) to 60000 ms' },
   UPSTREAM_KEEPALIVE: { type: 'integer', default: 128, minimum: 0, maximum: 100000, accepts: 'idle connections kept per backend, 0-100000' },
+  UPSTREAM_DNS_REFRESH_MS: { type: 'integer', default: 30000, minimum: 100, maximum: 86400000, accepts: 'milliseconds between lookups of upstream target host names, 100-86400000' },
   CONFIG_POLL_INTERVAL_MS: { type: 'integer', default: 1000, minimum: 50, maximum: 600000, accepts: 'milliseconds 50-600000' },
   MAX_BODY_BYTES: { type: 'integer', default: 1048576, minimum: 1, maximum: 1073741824, accepts: 'bytes 1-1073741824' },
   OPENAPI_IMPORT_MAX_BYTES: { type: 'integer', default: 67108864, minimum: 1024, maximum: 1073741824, accepts: 'bytes of an OpenAPI document to import, 1024-1073741824' },

@@ -13,6 +13,7 @@ import { buildRequestHead, buildTargetPath, type ClientRequestInfo } from './req
 import type { ResponseHead } from './response-parser.js'
 import type { ExchangeEvents } from './upstream.js'
 import { startBackendSpan } from '../observability/tracing/gateway-spans.js'
+import { forwardBalanced } from './upstreams/balanced-forward.js'
 
 // Answers up to this size are gathered and written in one corked call with Content-Length.
 const SMALL_BODY = 64 * 1024
@@ -29,6 +30,11 @@ export function forward (x: GatewayExchange, query: string, body: Buffer | null)
     connectionTokens: x.connection === null ? null : x.connection.split(',').map(s => s.trim()).filter(s => s !== 'close' && s !== 'keep-alive')
   }
   const timeoutMs = route.timeoutMs ?? config.UPSTREAM_TIMEOUT_MS
+  // Several targets (or health checks, caps, retries): upstreams/. One IP target: straight on below.
+  if (route.balanced !== null) {
+    forwardBalanced(route.balanced, { x, query, body, info, timeoutMs, connectTimeoutMs: config.UPSTREAM_CONNECT_TIMEOUT_MS, relay: new Relay(x, timeoutMs) })
+    return
+  }
   const pool = x.ctx.upstream.pool(route.upstream.hostname, route.upstream.port, route.upstream.protocol === 'https:')
   x.upstreamStart = performance.now()
   x.upstream = pool.request({

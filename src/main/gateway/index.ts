@@ -20,6 +20,7 @@ import type { RequestRecord } from '../observability/types.js'
 import type { WebHandler } from './mcp-route.js'
 import type { RouteRegistrar } from './http/types.js'
 import type { Tracer } from '../observability/tracing/tracer.js'
+import type { Lookup, TargetHealth } from './upstreams/upstream-set.js'
 
 export { createGateway } from './listener.js'
 
@@ -41,6 +42,8 @@ export interface GatewayOptions {
   workflows?: (route: CompiledRoute, trigger: WorkflowTrigger) => Promise<{ status: number, headers: Record<string, string>, body: unknown }>
   /** Fixed routes that are not gateway traffic (the gateway MCP at `/mcp`, the portal assistant), answering web Requests. */
   webRoutes?: Array<{ path: string, handler: WebHandler }>
+  /** How upstream target host names are looked up (default: the system resolver); tests give their own answers. */
+  lookup?: Lookup
   /** Registers fixed-prefix routes (the developer portal's /portal/*), matched before the catch-all. */
   mount?: (app: RouteRegistrar) => void
 }
@@ -50,13 +53,17 @@ export interface WorkflowTrigger {
   request: { method: string, path: string, path_params: Record<string, string>, query: Record<string, string | string[]>, headers: Record<string, string>, body: unknown }
 }
 
-export type { GatewayAccess }
+export type { GatewayAccess, TargetHealth }
 
 export interface Gateway {
   /** Serves exactly these collections and proxies (compiling only what differs from the current table). */
   setRoutes (collections: readonly Collection[], proxies: readonly Proxy[]): void
   /** Applies what changed: O(changed routes). */
   updateRoutes (delta: RoutingDelta): void
+  /** This instance's view of a balanced collection's targets; null when it forwards to one address directly. */
+  upstreamHealth (collectionId: string): TargetHealth[] | null
+  /** `gatehouse_upstream_target_healthy` lines for /metrics. */
+  upstreamMetrics (): string
   /** Starts the listener, and the TLS listener too when TLS_CERT and TLS_KEY are set. */
   listen (): Promise<{ port: number, tlsPort: number | null }>
   close (): Promise<void>

@@ -26,6 +26,7 @@ import type { Gateway, GatewayOptions } from './index.js'
 import { RouteTable } from './route-table.js'
 import { createHopVerifier, newHopSecret, startTlsListener, type TlsListener } from './tls-listener.js'
 import { UpstreamClient } from './upstream.js'
+import { UpstreamRegistry } from './upstreams/registry.js'
 import { accessLogger } from '../logger.js'
 import { runWorkflowTarget } from './workflow-target.js'
 import { answerPreflight, applyCors } from './responses/cors.js'
@@ -41,6 +42,7 @@ export function createGateway (opts: GatewayOptions): Gateway {
   // Requests relayed by the TLS listener carry this process's secret; nothing else can claim a certificate.
   const hopSecret = newHopSecret()
   const verifyHop = createHopVerifier(hopSecret)
+  const upstreams = new UpstreamRegistry({ maxIdle: config.UPSTREAM_KEEPALIVE, dnsRefreshMs: config.UPSTREAM_DNS_REFRESH_MS, logger, lookup: opts.lookup })
   const ctx: GatewayContext = {
     config,
     logger,
@@ -53,7 +55,7 @@ export function createGateway (opts: GatewayOptions): Gateway {
     verifyHop,
     trusted: createTrustedProxies(parseTrustedProxies(config.TRUSTED_PROXIES)),
     shedder: createLoadShedder({ maxInFlight: config.SHED_MAX_IN_FLIGHT, maxDelayMs: config.SHED_EVENT_LOOP_DELAY_MS }),
-    table: new RouteTable(env, warn, config.MAX_BODY_BYTES),
+    table: new RouteTable(env, warn, config.MAX_BODY_BYTES, upstreams),
     inFlight: 0,
     draining: null
   }
@@ -98,6 +100,8 @@ export function createGateway (opts: GatewayOptions): Gateway {
     // Applied synchronously on this thread: a request sees the table before or after a change, never a mix.
     setRoutes (collections, proxies) { ctx.table.set(collections, proxies) },
     updateRoutes (delta) { ctx.table.apply(delta) },
+    upstreamHealth (collectionId) { return upstreams.health(collectionId) },
+    upstreamMetrics () { return upstreams.prometheus() },
     async listen () {
       layer = createHttpLayer(app.routes)
       port = await layer.listen(config.HOST, config.PORT)
@@ -123,6 +127,7 @@ export function createGateway (opts: GatewayOptions): Gateway {
       layer?.close()
       layer = null
       ctx.upstream.close()
+      upstreams.close()
       ctx.shedder.close()
     }
   }

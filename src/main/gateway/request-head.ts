@@ -23,8 +23,9 @@ export interface ClientRequestInfo {
   tracestate: string | null
 }
 
-export function buildTargetPath (route: CompiledRoute, params: string[], tail: string): string {
-  let out = route.upstream.basePath
+/** `basePath`: a balanced upstream's target's own (default: the route's one backend). */
+export function buildTargetPath (route: CompiledRoute, params: string[], tail: string, basePath = route.upstream.basePath): string {
+  let out = basePath
   const parts = route.targetParts
   for (let i = 0; i < parts.length; i++) {
     const p = parts[i]
@@ -40,8 +41,8 @@ export function buildTargetPath (route: CompiledRoute, params: string[], tail: s
   return out === '' ? '/' : out
 }
 
-export function buildRequestHead (route: CompiledRoute, info: ClientRequestInfo, pathAndQuery: string, bodyLength: number | 'chunked' | 0): string {
-  let head = `${info.method} ${pathAndQuery} HTTP/1.1\r\nhost: ${route.upstream.hostHeader}\r\n`
+export function buildRequestHead (route: CompiledRoute, info: ClientRequestInfo, pathAndQuery: string, bodyLength: number | 'chunked' | 0, hostHeader = route.upstream.hostHeader): string {
+  let head = `${info.method} ${pathAndQuery} HTTP/1.1\r\nhost: ${hostHeader}\r\n`
   const extraDrop = info.connectionTokens
   const traced = info.traceparent !== null
   for (let i = 0; i < info.headers.length; i++) {

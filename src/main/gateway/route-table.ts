@@ -11,6 +11,7 @@ import type { Collection, HeaderSpec, HttpMethod, Proxy, WorkflowDefinition } fr
 import { compileRequestValidator, type CompiledValidator } from '../access/request-validation.js'
 import { NON_GATEWAY_TRIGGER_TYPES } from '../triggers/types.js'
 import { compileCors, type CompiledCors } from './responses/cors.js'
+import type { UpstreamSet } from './upstreams/upstream-set.js'
 
 export interface CompiledRoute {
   proxy: Proxy
@@ -19,8 +20,10 @@ export interface CompiledRoute {
   name: string
   /** Names of the path's params in order of their segments. */
   paramNames: string[]
-  /** Upstream origin pieces, parsed once. */
+  /** Upstream origin pieces, parsed once (the first target's when the upstream has several). */
   upstream: { protocol: 'http:' | 'https:', hostname: string, port: number, hostHeader: string, basePath: string }
+  /** The collection's balanced upstream, or null to forward straight to `upstream` (one IP target). */
+  balanced: UpstreamSet | null
   /** Target path split on params and the wildcard, for cheap substitution. */
   targetParts: Array<string | { param: string } | { wildcard: true }>
   /** Collection then proxy headers (proxy wins), env references resolved; lower-case names. */
@@ -45,7 +48,10 @@ interface TrieNode {
   leaf: Map<string, CompiledRoute> | null
 }
 
-interface CollectionEntry { collection: Collection, key: string, segments: string[], root: TrieNode }
+interface CollectionEntry { collection: Collection, key: string, segments: string[], root: TrieNode, balanced: UpstreamSet | null }
+
+/** Compiles collections' upstreams (upstreams/registry.ts); absent, every route forwards straight to its first target. */
+export interface UpstreamCompiler { get (c: Collection): UpstreamSet | null, drop (id: string): void }
 
 export interface Match { route: CompiledRoute, params: string[], tail: string }
 export type MatchResult = Match | { allow: string[] } | null
@@ -89,7 +95,8 @@ export class RouteTable {
   constructor (
     private readonly env: Readonly<Record<string, string | undefined>>,
     private readonly warn: (msg: string, data: object) => void,
-    private readonly defaultMaxBody = 1024 * 1024
+    private readonly defaultMaxBody = 1024 * 1024,
+    private readonly upstreams: UpstreamCompiler | null = null
   ) {}
 
   match (method: string, pathSegments: string[]): MatchResult { return matchBase(this.bases, pathSegments, 0, method) }
@@ -118,8 +125,10 @@ export class RouteTable {
     if (c.status !== 'active') { this.removeCollection(c.id); return }
     const key = collectionKey(c)
     if (cur !== undefined && cur.key === key) return
-    if (cur !== undefined) this.removeCollection(c.id)
-    const entry: CollectionEntry = { collection: c, key, segments: c.base_path.split('/').filter(Boolean), root: node() }
+    if (cur !== undefined) this.removeCollection(c.id, true)
+    // Compiled once per collection change; its routes share it (health, budget, pools).
+    const balanced = this.upstreams?.get(c) ?? null
+    const entry: CollectionEntry = { collection: c, key, segments: c.base_path.split('/').filter(Boolean), root: node(), balanced }
     this.collections.set(c.id, entry)
     // Collections in a trie of their base-path segments: a request walks it once, so matching costs
     // the path's depth whatever the number of collections.
@@ -133,10 +142,12 @@ export class RouteTable {
     for (const id of this.byCollection.get(c.id) ?? []) this.place(this.proxies.get(id)!)
   }
 
-  private removeCollection (id: string): void {
+  /** `replaced`: the collection comes back at once, and its upstream with it. */
+  private removeCollection (id: string, replaced = false): void {
     const entry = this.collections.get(id)
     if (entry === undefined) return
     this.collections.delete(id)
+    if (!replaced) this.upstreams?.drop(id)
     for (const pid of this.byCollection.get(id) ?? []) this.unplace(this.proxies.get(pid)!)
     const path: BaseNode[] = [this.bases]
     for (const seg of entry.segments) {
@@ -194,7 +205,7 @@ export class RouteTable {
     const key = routeKey(entry.collection, p)
     if (x.key !== key) {
       x.key = key
-      x.route = compileRoute(entry.collection, p, this.env, this.warn, this.defaultMaxBody)
+      x.route = compileRoute(entry.collection, p, this.env, this.warn, this.defaultMaxBody, entry.balanced)
     }
     const route = x.route
     if (route === null) return
@@ -308,9 +319,10 @@ function walk (n: TrieNode, segs: string[], i: number, params: string[], method:
   return allow
 }
 
-function compileRoute (c: Collection, p: Proxy, env: Readonly<Record<string, string | undefined>>, warn: (msg: string, data: object) => void, defaultMaxBody: number): CompiledRoute | null {
+function compileRoute (c: Collection, p: Proxy, env: Readonly<Record<string, string | undefined>>, warn: (msg: string, data: object) => void, defaultMaxBody: number, balanced: UpstreamSet | null): CompiledRoute | null {
   let url: URL
-  try { url = new URL(c.upstream_url) } catch { warn('collection upstream_url is not a URL; its proxies are not served', { collection_id: c.id }); return null }
+  // Records built before upstreams (tests, old callers) carry only upstream_url.
+  try { url = new URL(c.upstream?.targets[0].url ?? c.upstream_url ?? '') } catch { warn('collection upstream_url is not a URL; its proxies are not served', { collection_id: c.id }); return null }
   const protocol = url.protocol === 'https:' ? 'https:' : 'http:'
   const port = url.port !== '' ? Number(url.port) : protocol === 'https:' ? 443 : 80
   const headers = new Map<string, string>()
@@ -338,6 +350,7 @@ function compileRoute (c: Collection, p: Proxy, env: Readonly<Record<string, str
     name: `${c.base_path} ${p.path}`,
     paramNames: [...p.path.matchAll(/\{([^/}]+)\}/g)].map(m => m[1]),
     upstream: { protocol, hostname: url.hostname.replace(/^\[|\]$/g, ''), port, hostHeader: url.host, basePath: url.pathname.replace(/\/$/, '') },
+    balanced,
     targetParts: splitTarget(p.target_path),
     addHeaders: [...headers.entries()],
     addHeaderNames: new Set(headers.keys()),

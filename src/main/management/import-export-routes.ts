@@ -30,6 +30,8 @@ import type { Store } from '../store/types.js'
 import type { RequestContext, Router } from './router.js'
 import { ajv } from '../validation/ajv.js'
 import type { ManagementDeps } from './server.js'
+import { mergeUpstream } from '../../common/upstream-settings.js'
+import { missingUpstream, upstreamProblems } from './upstream-fields.js'
 import { basePathProblem, checkCollectionFields, checkProxyPaths, etag, upstreamProblem } from './validation.js'
 import { checkDefinition, defaultDefinition } from '../workflows/definition.js'
 
@@ -73,7 +75,7 @@ export function registerImportExportRoutes (router: Router, deps: ManagementDeps
     const created = await store.tx(async q => {
       const out: Array<Collection & { proxy_count: number }> = []
       for (const { collection, proxies } of parsed.file.collections) {
-        const c = await insertCollection(q, { ...collection, cors: collection.cors == null ? null : withCorsDefaults(collection.cors) })
+        const c = await insertCollection(q, { ...collection, cors: collection.cors == null ? null : withCorsDefaults(collection.cors), upstream: mergeUpstream(null, collection.upstream, collection.upstream_url) })
         for (const p of proxies) {
           await insertProxyRow(q, { ...p, collection_id: c.id, status: keepStatus ? p.status : 'draft', workflow: workflowOf(p) })
         }
@@ -95,7 +97,7 @@ export function registerImportExportRoutes (router: Router, deps: ManagementDeps
     checkCollectionFields(imported.collection)
     const { proxies, warnings } = usableProxies(imported)
     const collection = await store.tx(async q => {
-      const c = await insertCollection(q, imported.collection)
+      const c = await insertCollection(q, { ...imported.collection, upstream: mergeUpstream(null, undefined, imported.collection.upstream_url) })
       for (const p of proxies) await insertProxyRow(q, { ...p, collection_id: c.id })
       await bumpConfigVersion(q, 'collection', c.id)
       return c
@@ -193,8 +195,11 @@ function checkImportFile (file: ExportFile): void {
     const at = `collections[${ci}]`
     const bp = basePathProblem(collection.base_path)
     if (bp !== null) add(`${at}.collection.base_path`, bp)
-    const up = upstreamProblem(collection.upstream_url)
-    if (up !== null) add(`${at}.collection.upstream_url`, up)
+    for (const d of [...missingUpstream(collection), ...upstreamProblems(collection)]) add(`${at}.collection.${d.field}`, d.message)
+    if (collection.upstream_url !== undefined) {
+      const up = upstreamProblem(collection.upstream_url)
+      if (up !== null) add(`${at}.collection.upstream_url`, up)
+    }
     proxies.forEach((p, pi) => {
       const here = `${at}.proxies[${pi}]`
       try { checkProxyPaths(p.path, p.target_path) } catch (err) {

@@ -39,10 +39,15 @@ const LIST = ' Answers {items, next_cursor}; pass next_cursor back as cursor for
 
 export const OPERATIONS: Record<string, OperationInfo> = {
   // Collections
-  'GET /api/v1/collections': { name: 'list_collections', readOnly: true, query: page, description: 'List collections (groups of proxies under one base_path, forwarding to one upstream_url).' + LIST },
+  'GET /api/v1/collections': { name: 'list_collections', readOnly: true, query: page, description: 'List collections (groups of proxies under one base_path, forwarding to their upstream: one upstream_url or several balanced targets).' + LIST },
   'GET /api/v1/collections/:id': { name: 'get_collection', readOnly: true, description: 'Read one collection by id.' },
-  'POST /api/v1/collections': { name: 'create_collection', description: 'Create a collection: name, base_path (unique, starts with /), upstream_url (the backend base URL), optional headers, status, auth_required, cors (browser access from other origins). Proxies are added with create_proxy.' },
-  'PUT /api/v1/collections/:id': { name: 'update_collection', description: 'Change fields of a collection; send only the fields to change.' },
+  'GET /api/v1/collections/:id/upstream/health': {
+    name: 'get_upstream_health',
+    readOnly: true,
+    description: "This gateway instance's view of a collection's upstream targets: per target url, weight, state (healthy, unhealthy from active checks, ejected after failures on real traffic), since, last_error, and its addresses with requests in flight. Each instance judges health on its own."
+  },
+  'POST /api/v1/collections': { name: 'create_collection', description: 'Create a collection: name, base_path (unique, starts with /), the backend as upstream_url (one base URL) or upstream (targets with weights, balancing, health_checks, retries, max_in_flight_per_target), optional headers, status, auth_required, cors (browser access from other origins). Proxies are added with create_proxy.' },
+  'PUT /api/v1/collections/:id': { name: 'update_collection', description: 'Change fields of a collection; send only the fields to change. A partial upstream object keeps its other fields; upstream_url replaces the targets with that one URL.' },
   'DELETE /api/v1/collections/:id': { name: 'delete_collection', destructive: true, description: 'Delete a collection and all its proxies; they stop being served at once.' },
   'PUT /api/v1/collections/:id/status': { name: 'set_collection_status', description: "Set a collection 'active' or 'disabled' (without status: toggle). A disabled collection serves none of its proxies." },
   'POST /api/v1/collections/:id/duplicate': { name: 'duplicate_collection', description: 'Copy a collection with all its proxies (the copies are drafts). Give a new base_path unless the copy should get a generated one.' },

@@ -1,23 +1,28 @@
 import { randomUUID } from 'node:crypto'
 import { conflict, notFound, preconditionFailed } from '../../common/errors.js'
-import type { Collection, Page, Proxy } from '../../common/types.js'
+import type { Collection, Page, Proxy, UpstreamSettings } from '../../common/types.js'
+import { storedUpstream } from '../../common/upstream-settings.js'
 import { hasClaims, insertProxyRow, listProxiesOf } from './proxies.js'
 import { bumpConfigVersion, iso, json, page, type PageQuery } from './rows.js'
 import { isUniqueViolation, type Queryable, type Store } from './types.js'
 
-export type CollectionInput = Pick<Collection, 'name' | 'base_path' | 'upstream_url'> & Partial<Pick<Collection, 'description' | 'status' | 'headers' | 'auth_required' | 'cors'>>
-export type CollectionPatch = Partial<Omit<Collection, 'id' | 'version' | 'created_at' | 'updated_at'>>
+/** `upstream` is the whole object (the routes merge a write into it); `upstream_url` is not stored apart from it. */
+export type CollectionInput = Pick<Collection, 'name' | 'base_path' | 'upstream'> & Partial<Pick<Collection, 'description' | 'status' | 'headers' | 'auth_required' | 'cors'>>
+export type CollectionPatch = Partial<Omit<Collection, 'id' | 'version' | 'created_at' | 'updated_at' | 'upstream_url'>>
 
-const FIELDS = ['name', 'description', 'base_path', 'upstream_url', 'status', 'headers', 'auth_required', 'cors'] as const
-const JSON_FIELDS = new Set(['headers', 'cors'])
+const FIELDS = ['name', 'description', 'base_path', 'upstream', 'status', 'headers', 'auth_required', 'cors'] as const
+const JSON_FIELDS = new Set(['headers', 'upstream', 'cors'])
 
 export function toCollection (r: any): Collection {
+  const upstream = storedUpstream(r.upstream === null || r.upstream === undefined ? null : json<UpstreamSettings>(r.upstream), r.upstream_url)
   return {
     id: r.id,
     name: r.name,
     description: r.description,
     base_path: r.base_path,
-    upstream_url: r.upstream_url,
+    // The shorthand is shown only when it says everything about the targets.
+    ...(upstream.targets.length === 1 ? { upstream_url: upstream.targets[0].url } : {}),
+    upstream,
     status: r.status,
     headers: json(r.headers),
     auth_required: r.auth_required,
@@ -51,9 +56,9 @@ export async function insertCollection (q: Queryable, input: CollectionInput): P
   await assertBasePathFree(q, input.base_path)
   try {
     const { rows } = await q.query(
-      `INSERT INTO collections (id, name, description, base_path, upstream_url, status, headers, auth_required, cors)
-       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9) RETURNING *`,
-      [randomUUID(), input.name, input.description ?? '', input.base_path, input.upstream_url,
+      `INSERT INTO collections (id, name, description, base_path, upstream_url, upstream, status, headers, auth_required, cors)
+       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10) RETURNING *`,
+      [randomUUID(), input.name, input.description ?? '', input.base_path, input.upstream.targets[0].url, JSON.stringify(input.upstream),
         input.status ?? 'active', JSON.stringify(input.headers ?? []), input.auth_required ?? true, input.cors == null ? null : JSON.stringify(input.cors)])
     return toCollection(rows[0])
   } catch (err) {
@@ -76,11 +81,15 @@ function checkVersion (current: Collection | Proxy, ifVersion: number | undefine
 
 export { checkVersion }
 
-/** Applies `patch`; with `toggle`, a patch without a status flips the status between the two values. */
-export async function updateCollection (store: Store, id: string, patch: CollectionPatch, ifVersion?: number, opts: { toggle?: [Collection['status'], Collection['status']] } = {}): Promise<Collection> {
+/**
+ * Applies `patch`; with `toggle`, a patch without a status flips the status between the two values;
+ * `derive` adds fields computed from the locked current record (a partial upstream merged into it).
+ */
+export async function updateCollection (store: Store, id: string, patch: CollectionPatch, ifVersion?: number, opts: { toggle?: [Collection['status'], Collection['status']], derive?: (current: Collection) => CollectionPatch } = {}): Promise<Collection> {
   return await store.tx(async q => {
     const current = await lockCollection(q, id)
     checkVersion(current, ifVersion)
+    if (opts.derive !== undefined) patch = { ...patch, ...opts.derive(current) }
     if (opts.toggle !== undefined && patch.status === undefined) patch = { ...patch, status: current.status === opts.toggle[0] ? opts.toggle[1] : opts.toggle[0] }
     if (patch.base_path !== undefined && patch.base_path !== current.base_path) await assertBasePathFree(q, patch.base_path, id)
     const sets: string[] = []
@@ -90,6 +99,8 @@ export async function updateCollection (store: Store, id: string, patch: Collect
       params.push(JSON_FIELDS.has(f) ? (patch[f] === null ? null : JSON.stringify(patch[f])) : patch[f])
       sets.push(`${f} = $${params.length}`)
     }
+    // upstream_url stays the first target's URL (what rows from before upstreams hold).
+    if (patch.upstream !== undefined) { params.push(patch.upstream.targets[0].url); sets.push(`upstream_url = $${params.length}`) }
     try {
       const { rows } = await q.query(
         `UPDATE collections SET ${[...sets, 'version = version + 1', 'updated_at = now()'].join(', ')} WHERE id = $1 RETURNING *`, params)

@@ -39,6 +39,8 @@ export function ajvDetails (errors: ErrorObject[] | null | undefined, prefix = '
     let field = fieldOf(e.instancePath)
     let message: string
     const p = e.params as Record<string, unknown>
+    // An `if` failure only summarises the `then` branch's own errors, which are reported.
+    if (e.keyword === 'if') continue
     switch (e.keyword) {
       case 'required': field = join(field, String(p.missingProperty)); message = 'is required'; break
       case 'additionalProperties': field = join(field, String(p.additionalProperty)); message = 'is not a known field'; break

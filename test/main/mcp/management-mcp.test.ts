@@ -53,7 +53,7 @@ t.test('the management MCP through the SDK client', async t => {
   t.ok(tools.length >= 57, `at least 57 tools (${tools.length})`)
   for (const name of NAMED) t.ok(tools.some(x => x.name === name), `tool ${name}`)
   const create = tools.find(x => x.name === 'create_collection')!
-  t.match(create.inputSchema, { type: 'object', required: ['name', 'base_path', 'upstream_url'], properties: { base_path: { type: 'string' } } }, "input schema is the route's body schema")
+  t.match(create.inputSchema, { type: 'object', required: ['name', 'base_path'], properties: { base_path: { type: 'string' }, upstream: { type: 'object' } } }, "input schema is the route's body schema")
   t.match(tools.find(x => x.name === 'get_profile')!.inputSchema.required, ['client_id', 'id'], 'path parameters are arguments')
 
   const nodes = json(await client.callTool({ name: 'workflow_list_nodes', arguments: {} }))
@@ -71,7 +71,7 @@ t.test('the management MCP through the SDK client', async t => {
 
   const invalid = await client.callTool({ name: 'create_collection', arguments: { name: 'x', base_path: 'nope' } })
   t.equal(invalid.isError, true)
-  t.match(json(invalid), { error: { code: 'validation_failed', details: [{ field: 'upstream_url', message: 'is required' }] }, status: 400 }, 'every problem, as REST reports it')
+  t.match(json(invalid), { error: { code: 'validation_failed', details: [{ field: 'upstream_url', message: 'is required unless upstream.targets is given' }] }, status: 400 }, 'every problem, as REST reports it')
 
   const proxy = json(await client.callTool({ name: 'create_proxy', arguments: { collection_id: collection.id, name: 'echo', methods: ['POST'], path: '/echo' } }))
   const saved = await client.callTool({

@@ -18,6 +18,7 @@ import { m011RequestLogIndexes } from './011-request-log-indexes.js'
 import { m012RequestLogClientIndex } from './012-request-log-client-index.js'
 import { m013ResponseSettings } from './013-response-settings.js'
 import { m014AuditAssistant } from './014-audit-assistant.js'
+import { m015CollectionUpstream } from './015-collection-upstream.js'
 
 /** `embeddedSql`, when given, is what the embedded store runs instead of `sql`. */
 export interface Migration { version: number, name: string, sql: string, embeddedSql?: string }
@@ -36,5 +37,6 @@ export const MIGRATIONS: readonly Migration[] = [
   m011RequestLogIndexes,
   m012RequestLogClientIndex,
   m013ResponseSettings,
-  m014AuditAssistant
+  m014AuditAssistant,
+  m015CollectionUpstream
 ]
