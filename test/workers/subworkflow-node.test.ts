@@ -77,3 +77,23 @@ t.test('the deadline stops sub-runs at every level', async t => {
   t.equal(r.status, 'timeout')
   t.ok(Date.now() - started < 10_000, `ended near the deadline (${Date.now() - started} ms), not after the sub-run's delay`)
 })
+
+t.test("a run and its sub-runs share the proxy's budget without waiting for themselves", async t => {
+  // A budget of one: each caller gives its permit to the sub-run it waits for, at every level.
+  const mid: WorkflowDefinition = chain([call('double', '{{ trigger }}')])
+  const outer = chain([call('mid', '{{ trigger }}')])
+  const def: WorkflowDefinition = {
+    nodes: [
+      { id: 't', name: 'trigger', type: 'manual_trigger', settings: {} },
+      { id: 'l', name: 'each', type: 'loop_node', settings: { items: '{{ trigger.list }}' } },
+      { id: 'x', name: 'call', type: 'execute_subworkflow', settings: { workflow_id: 'mid', input: "{{ $json['$item'] }}" } }
+    ],
+    edges: [{ id: '1', source: 't', target: 'l' }, { id: '2', source: 'l', target: 'x', sourceHandle: 'loop' }, { id: '3', source: 'x', target: 'l' }]
+  }
+  const runs = await Promise.all([
+    runWorkflow(task(def, { trigger_output: { list: [{ n: 1 }, { n: 2 }, { n: 3 }] }, subworkflows: { mid, double }, concurrency: 1, workflow: { id: 'w', proxy_id: 'p-one' } })),
+    runWorkflow(task(outer, { trigger_output: { n: 7 }, subworkflows: { mid, double }, concurrency: 1, workflow: { id: 'w2', proxy_id: 'p-one' } }))
+  ])
+  t.same(runs.map(r => r.status), ['success', 'success'], runs.map(r => r.error?.message).join(' '))
+  t.same(runs[0].response?.body, { items: [1, 2, 3].map(n => ({ output: { doubled: 2 * n } })) })
+})

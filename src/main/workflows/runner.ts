@@ -212,6 +212,8 @@ export function createRunner (deps: RunnerDeps): Runner {
     if (req.lean === true) task.records = storesSuccess ? 'always' : storesError ? 'on_error' : 'never'
     const box = mailboxes.get(req.proxy.id)
     if (req.saved === true) box.limits = limitsOf(def)
+    // Inside the worker, the run and its sub-runs share this budget (workers/engine/proxy-gate.ts).
+    task.concurrency = box.limits.maxConcurrent
     // Hooks cost a message channel per run: only for a stream, or a cache node that needs the shared cache.
     const kv = usesCache ? deps.kv : undefined
     const hooks = req.hooks?.onEvent !== undefined || kv !== undefined ? { kv, onEvent: req.hooks?.onEvent } : undefined

@@ -20,6 +20,7 @@ import { planFor, templateOf, type Plan } from './plan.js'
 import { openBridge, type Bridge } from './bridge.js'
 import { RUNNERS, TRIGGERS } from './registry.js'
 import { checkStatus } from './status-rule.js'
+import { gateOf, type ProxyGate } from './proxy-gate.js'
 
 /** A guard against runaway graphs (nested loops): node runs per workflow run, its sub-workflow runs included. */
 export const MAX_NODE_RUNS = 100_000
@@ -30,7 +31,11 @@ export const MAX_SUB_RUNS = 1000
  * One budget for a run and every sub-run under it: node runs and sub-runs are
  * counted across the whole tree, and the first limit reached stops all of it.
  */
-interface RunBudget { nodeRuns: number, subRuns: number, stop: Error | null }
+interface RunBudget { nodeRuns: number, subRuns: number, stop: Error | null, gate: ProxyGate }
+
+const DEFAULT_CONCURRENCY = 8
+// A chain of node runs that never wait (set nodes, a long loop) gives the thread back this often.
+const YIELD_EVERY_NODE_RUNS = 256
 
 type LoopScope = NonNullable<RunContext['loop']>
 
@@ -51,6 +56,9 @@ interface RunState {
   triggerOutput: unknown
   budget: RunBudget
   destinationReached: boolean
+  /** Whether this execution holds a permit of its proxy's gate, and its sub-runs in flight (it holds none while they run). */
+  holding: boolean
+  subsInFlight: number
 }
 
 interface RunOptions {
@@ -81,7 +89,8 @@ async function execute (task: RunTask, bridge: Bridge, started: number, opts: Ru
     plan, nodes, allOut, pinned, outputs: new Map(), byName: new Map(), records: [], nodeInputs: {}, response: null,
     ac: new AbortController(), bridge, triggerNode,
     triggerOutput: triggerNode !== undefined && pinned[triggerNode.id] !== undefined ? pinned[triggerNode.id] : task.trigger_output,
-    budget: opts.budget ?? { nodeRuns: 0, subRuns: 0, stop: null }, destinationReached: false
+    budget: opts.budget ?? { nodeRuns: 0, subRuns: 0, stop: null, gate: gateOf(task.workflow.proxy_id ?? task.workflow.id, task.concurrency ?? DEFAULT_CONCURRENCY) },
+    destinationReached: false, holding: false, subsInFlight: 0
   }
   const entry = task.start_node !== undefined ? nodes.get(task.start_node) : triggerNode
   if (entry === undefined) {
@@ -100,6 +109,9 @@ async function execute (task: RunTask, bridge: Bridge, started: number, opts: Ru
   let error: ExecutionResult['error'] = null
   let last: unknown = null
   try {
+    // A sub-run starts on a later turn of the event loop: other proxies' runs get the thread between.
+    await st.budget.gate.enter(st.ac.signal, opts.budget !== undefined)
+    st.holding = true
     const top = plan.top
     const level = task.start_node !== undefined ? (levelOf(top, entry.id) ?? top) : top
     const input = task.start_node !== undefined ? upstreamInput(entry, def.edges, st.outputs) : st.triggerOutput
@@ -111,6 +123,7 @@ async function execute (task: RunTask, bridge: Bridge, started: number, opts: Ru
     const message = err instanceof Error ? err.message : String(err)
     error = { node_id: (err as { nodeId?: string }).nodeId ?? null, message: status === 'timeout' ? `The workflow did not finish within its time limit: ${message}` : message }
   } finally {
+    if (st.holding) { st.holding = false; st.budget.gate.leave() }
     clearTimeout(deadlineTimer)
     opts.signal?.removeEventListener('abort', parentAborted)
   }
@@ -159,6 +172,7 @@ async function runLevel (st: RunState, level: Level, seeds: Array<{ node: Workfl
 
 async function runOne (st: RunState, level: Level, node: WorkflowNode, inputs: unknown[], loop: LoopScope | undefined): Promise<NodeResult> {
   if (++st.budget.nodeRuns > MAX_NODE_RUNS) overBudget(st, node, `The run executed more than ${MAX_NODE_RUNS} nodes (sub-workflows included); check the loops.`)
+  if (st.budget.nodeRuns % YIELD_EVERY_NODE_RUNS === 0) await new Promise(resolve => setImmediate(resolve))
   const t0 = Date.now()
   const input = inputs.length <= 1 ? inputs[0] : inputs
   const base = { node_id: node.id, name: node.name, node_type: node.type }
@@ -216,11 +230,18 @@ async function invoke (st: RunState, level: Level, node: WorkflowNode, inputs: u
       runSub: async (definition: WorkflowDefinition, workflowId: string, subInput: unknown) => {
         checkTime(st)
         if (++st.budget.subRuns > MAX_SUB_RUNS) overBudget(st, node, `The run started more than ${MAX_SUB_RUNS} sub-workflow runs; check for a workflow calling itself.`)
-        // records 'never': the caller reads only the answer, so a sub-run's per-node records are not kept.
-        const r = await runWorkflow({
-          definition, workflow: { id: workflowId }, execution_id: task.execution_id, trigger_output: subInput, records: 'never',
-          deadline: task.deadline, outbound_allowlist: task.outbound_allowlist, subworkflows: task.subworkflows, credentials: task.credentials, depth: (task.depth ?? 0) + 1
-        }, { bridge: { emit: () => {}, kv: st.bridge.kv, close: () => {} }, budget: st.budget, signal: st.ac.signal })
+        // While its sub-runs run, the caller gives its permit to them (see proxy-gate.ts).
+        if (st.subsInFlight++ === 0 && st.holding) { st.holding = false; st.budget.gate.leave() }
+        let r: ExecutionResult
+        try {
+          // records 'never': the caller reads only the answer, so a sub-run's per-node records are not kept.
+          r = await runWorkflow({
+            definition, workflow: { id: workflowId }, execution_id: task.execution_id, trigger_output: subInput, records: 'never',
+            deadline: task.deadline, outbound_allowlist: task.outbound_allowlist, subworkflows: task.subworkflows, credentials: task.credentials, depth: (task.depth ?? 0) + 1
+          }, { bridge: { emit: () => {}, kv: st.bridge.kv, close: () => {} }, budget: st.budget, signal: st.ac.signal })
+        } finally {
+          if (--st.subsInFlight === 0) { await st.budget.gate.enter(st.ac.signal, true); st.holding = true }
+        }
         // A spent budget ends the whole tree with its own message, not wrapped once per level.
         if (st.budget.stop !== null) throw st.budget.stop
         return r

@@ -41,6 +41,8 @@ export interface RunTask {
   credentials?: Record<string, HttpCredential>
   /** Definitions reachable through execute_subworkflow, keyed by workflow_id (resolved by the main thread). */
   subworkflows?: Record<string, WorkflowDefinition>
+  /** The proxy's max_concurrency: its runs and their sub-runs together execute at most this many at once in a worker (default 8). */
+  concurrency?: number
   /** Nesting level of this run: 0 (or absent) for a top-level run. */
   depth?: number
   /** Main-thread bridge (events and cache requests); present only when the caller wants them. */
