@@ -10,6 +10,16 @@ const replying: WorkflowDefinition = chain([{ id: 'r', name: 'r', type: 'respons
 const failing: WorkflowDefinition = chain([{ id: 'bad', name: 'bad', type: 'response_node', settings: { status: 'nope' } }])
 const recursive = (id: string): WorkflowDefinition => chain([{ id: 'x', name: 'again', type: 'execute_subworkflow', settings: { workflow_id: id } }])
 
+/** A loop over trigger.list calling a sub-workflow once per item. */
+const loopCalling = (workflowId: string): WorkflowDefinition => ({
+  nodes: [
+    { id: 't', name: 'trigger', type: 'manual_trigger', settings: {} },
+    { id: 'l', name: 'each', type: 'loop_node', settings: { items: '{{ trigger.list }}' } },
+    { id: 'x', name: 'call', type: 'execute_subworkflow', settings: { workflow_id: workflowId, input: "{{ $json['$item'] }}" } }
+  ],
+  edges: [{ id: '1', source: 't', target: 'l' }, { id: '2', source: 'l', target: 'x', sourceHandle: 'loop' }, { id: '3', source: 'x', target: 'l' }]
+})
+
 t.test('runs the referenced workflow with input as its trigger output; output is its last output or response body', async t => {
   let r = await runWorkflow(task(chain([call('double', '{{ trigger.payload }}')]), { trigger_output: { payload: { n: 21 } }, subworkflows: { double } }))
   t.equal(r.status, 'success', r.error?.message)
@@ -37,14 +47,7 @@ t.test('missing workflow, failing sub-run and depth past 5 are clear errors', as
 })
 
 t.test('a sub-workflow inside a loop runs once per item', async t => {
-  const def: WorkflowDefinition = {
-    nodes: [
-      { id: 't', name: 'trigger', type: 'manual_trigger', settings: {} },
-      { id: 'l', name: 'each', type: 'loop_node', settings: { items: '{{ trigger.list }}' } },
-      { id: 'x', name: 'call', type: 'execute_subworkflow', settings: { workflow_id: 'double', input: "{{ $json['$item'] }}" } }
-    ],
-    edges: [{ id: '1', source: 't', target: 'l' }, { id: '2', source: 'l', target: 'x', sourceHandle: 'loop' }, { id: '3', source: 'x', target: 'l' }]
-  }
+  const def = loopCalling('double')
   const r = await runWorkflow(task(def, { trigger_output: { list: [{ n: 1 }, { n: 2 }] }, subworkflows: { double } }))
   t.same(r.response?.body, { items: [{ output: { doubled: 2 } }, { output: { doubled: 4 } }] })
 })
@@ -82,14 +85,7 @@ t.test("a run and its sub-runs share the proxy's budget without waiting for them
   // A budget of one: each caller gives its permit to the sub-run it waits for, at every level.
   const mid: WorkflowDefinition = chain([call('double', '{{ trigger }}')])
   const outer = chain([call('mid', '{{ trigger }}')])
-  const def: WorkflowDefinition = {
-    nodes: [
-      { id: 't', name: 'trigger', type: 'manual_trigger', settings: {} },
-      { id: 'l', name: 'each', type: 'loop_node', settings: { items: '{{ trigger.list }}' } },
-      { id: 'x', name: 'call', type: 'execute_subworkflow', settings: { workflow_id: 'mid', input: "{{ $json['$item'] }}" } }
-    ],
-    edges: [{ id: '1', source: 't', target: 'l' }, { id: '2', source: 'l', target: 'x', sourceHandle: 'loop' }, { id: '3', source: 'x', target: 'l' }]
-  }
+  const def = loopCalling('mid')
   const runs = await Promise.all([
     runWorkflow(task(def, { trigger_output: { list: [{ n: 1 }, { n: 2 }, { n: 3 }] }, subworkflows: { mid, double }, concurrency: 1, workflow: { id: 'w', proxy_id: 'p-one' } })),
     runWorkflow(task(outer, { trigger_output: { n: 7 }, subworkflows: { mid, double }, concurrency: 1, workflow: { id: 'w2', proxy_id: 'p-one' } }))
