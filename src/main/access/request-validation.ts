@@ -1,7 +1,7 @@
 /**
  * Per-proxy request validation, compiled when the route table is built: declared
- * path and query parameters (presence, type, defaults added to the forwarded
- * query) and the JSON body against `request_schema` (ajv). A proxy with neither
+ * path and query parameters (presence, type, and, when the proxy asks for it with
+ * apply_parameter_defaults, defaults added to the forwarded query) and the JSON body against `request_schema` (ajv). A proxy with neither
  * compiles to null, so the stage costs nothing.
  */
 import { Ajv, type ValidateFunction } from 'ajv'
@@ -50,7 +50,9 @@ function bodyDetails (v: ValidateFunction): ErrorDetail[] {
 }
 
 /** Throws when the proxy's schema does not compile (caught when the route table is built). */
-export function compileRequestValidator (proxy: Pick<Proxy, 'parameters' | 'request_schema'>): CompiledValidator | null {
+export function compileRequestValidator (proxy: Pick<Proxy, 'parameters' | 'request_schema'> & Partial<Pick<Proxy, 'apply_parameter_defaults'>>): CompiledValidator | null {
+  // Off by default: a default documents what the backend assumes; adding it would change the URL the backend sees (signatures, cache keys).
+  const applyDefaults = proxy.apply_parameter_defaults === true
   const pathParams = proxy.parameters.filter(p => p.location === 'path')
   const queryParams = proxy.parameters.filter(p => p.location === 'query')
   const schema = proxy.request_schema !== null && Object.keys(proxy.request_schema).length > 0 ? ajv.compile(proxy.request_schema) : null
@@ -74,8 +76,9 @@ export function compileRequestValidator (proxy: Pick<Proxy, 'parameters' | 'requ
       for (const p of queryParams) {
         const values = sp.getAll(p.name)
         if (values.length === 0) {
-          if (p.default !== undefined && p.default !== null) added.push(`${encodeURIComponent(p.name)}=${encodeURIComponent(String(p.default))}`)
-          else if (p.required) details.push({ field: `query.${p.name}`, message: 'is required' })
+          const hasDefault = p.default !== undefined && p.default !== null
+          if (hasDefault && applyDefaults) added.push(`${encodeURIComponent(p.name)}=${encodeURIComponent(String(p.default))}`)
+          else if (p.required && !hasDefault) details.push({ field: `query.${p.name}`, message: 'is required' })
           continue
         }
         for (const v of values) {

@@ -15,6 +15,6 @@ export function proxyRecords (proxies: Array<Partial<Proxy>>, over: Partial<Prox
     id: `prx_${i}`, ...stamp, collection_id: collectionId, name: `p${i}`, description: '', methods: ['GET'],
     path: '/', target_path: '/', headers: [], parameters: [], request_schema: null, response_schema: null,
     streaming: false, status: 'draft', workflow_enabled: false, workflow: null, workflow_id: `wf_${i}`,
-    timeout_ms: null, max_body_bytes: null, cache: null, compression: true, ...p, ...over
+    timeout_ms: null, max_body_bytes: null, cache: null, compression: true, apply_parameter_defaults: false, ...p, ...over
   }))
 }

@@ -13,7 +13,7 @@ t.test('declared parameters and request_schema are enforced before the backend',
   const c = collection({ base_path: '/shop', upstream_url: backend.url })
   gateway.setRoutes([c], [
     proxy(c, {
-      methods: ['GET'], path: '/orders/{id}', target_path: '/orders/{id}',
+      methods: ['GET'], path: '/orders/{id}', target_path: '/orders/{id}', apply_parameter_defaults: true,
       parameters: [
         { name: 'id', location: 'path', type: 'integer', required: true },
         { name: 'limit', location: 'query', type: 'integer', required: false, default: 10 },
@@ -61,6 +61,33 @@ t.test('declared parameters and request_schema are enforced before the backend',
   t.equal(r.status, 413)
   t.equal(backend.seen.length, n, 'no invalid request reached the backend')
   t.equal(n - before, 1)
+})
+
+t.test('parameter defaults are added only when the proxy asks for it (apply_parameter_defaults, off by default)', async t => {
+  const backend = await startBackend(t)
+  const { gateway, url } = await startGateway(t)
+  const c = collection({ base_path: '/files', upstream_url: backend.url })
+  const parameters = [
+    { name: 'page', location: 'query' as const, type: 'integer' as const, required: false, default: 1 },
+    { name: 'format', location: 'query' as const, type: 'string' as const, required: true, default: 'json' }
+  ]
+  gateway.setRoutes([c], [
+    proxy(c, { methods: ['GET'], path: '/signed', target_path: '/signed', parameters }),
+    proxy(c, { methods: ['GET'], path: '/filled', target_path: '/filled', parameters, apply_parameter_defaults: true })
+  ])
+  // A signed URL: the backend must see exactly the query the client signed.
+  let r = await call(`${url}/files/signed?sig=abc123&expires=99`)
+  t.equal(r.status, 200)
+  t.equal(backend.seen.at(-1)!.url, '/signed?sig=abc123&expires=99', 'off (the default): the query is forwarded as sent')
+  r = await call(`${url}/files/signed`)
+  t.equal(r.status, 200, 'a required parameter with a default may be omitted: the backend assumes it')
+  t.equal(backend.seen.at(-1)!.url, '/signed')
+  r = await call(`${url}/files/signed?page=x`)
+  t.equal(r.status, 400, 'types are still checked')
+  r = await call(`${url}/files/filled?sig=abc123`)
+  t.equal(backend.seen.at(-1)!.url, '/filled?sig=abc123&page=1&format=json', 'on: the defaults are added')
+  r = await call(`${url}/files/filled?page=4&format=xml`)
+  t.equal(backend.seen.at(-1)!.url, '/filled?page=4&format=xml', 'on: values the caller sent are kept')
 })
 
 t.test('a proxy body limit overrides MAX_BODY_BYTES, announced or chunked, and the rest is not read', async t => {

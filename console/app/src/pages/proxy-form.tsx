@@ -10,6 +10,7 @@ export interface Parameter { name: string, location: 'path' | 'query', type: str
 export interface Proxy {
   id: string, collection_id: string, name: string, description: string, methods: string[], path: string, target_path: string
   parameters: Parameter[], request_schema: unknown, response_schema: unknown, streaming: boolean, status: 'draft' | 'published'
+  apply_parameter_defaults?: boolean
   workflow_enabled: boolean, workflow: unknown, workflow_id: string, version: number
 }
 
@@ -35,6 +36,7 @@ export function ProxyForm ({ collection, record: live, onClose }: { collection: 
         request_schema: parseJsonField('Request schema', v.request_schema, null),
         response_schema: parseJsonField('Response schema', v.response_schema, null),
         streaming: v.streaming === 'on',
+        apply_parameter_defaults: v.apply_parameter_defaults === 'on',
         status: v.status
       }
       if (record === undefined) await api('POST', '/proxies', body)
@@ -67,6 +69,7 @@ export function ProxyForm ({ collection, record: live, onClose }: { collection: 
           <Field label='Response schema (JSON Schema)'><textarea name='response_schema' rows={4} className='code' defaultValue={json(record?.response_schema)} /></Field>
         </div>
         <label className='check'><input type='checkbox' name='streaming' defaultChecked={record?.streaming ?? false} /> Streaming (no buffering: event streams, long-lived answers)</label>
+        <label className='check'><input type='checkbox' name='apply_parameter_defaults' defaultChecked={record?.apply_parameter_defaults ?? false} /> Add parameter defaults to the forwarded query (off: the backend sees the query as sent; defaults still pre-fill the portal)</label>
         <ErrorText error={error} />
         <footer><button type='button' className='ghost' onClick={onClose}>Cancel</button><button type='submit'>{record === undefined ? 'Create' : 'Save'}</button></footer>
       </form>

@@ -19,6 +19,7 @@ import { m012RequestLogClientIndex } from './012-request-log-client-index.js'
 import { m013ResponseSettings } from './013-response-settings.js'
 import { m014AuditAssistant } from './014-audit-assistant.js'
 import { m015CollectionUpstream } from './015-collection-upstream.js'
+import { m016ParameterDefaults } from './016-parameter-defaults.js'
 
 /** `embeddedSql`, when given, is what the embedded store runs instead of `sql`. */
 export interface Migration { version: number, name: string, sql: string, embeddedSql?: string }
@@ -38,5 +39,6 @@ export const MIGRATIONS: readonly Migration[] = [
   m012RequestLogClientIndex,
   m013ResponseSettings,
   m014AuditAssistant,
-  m015CollectionUpstream
+  m015CollectionUpstream,
+  m016ParameterDefaults
 ]
