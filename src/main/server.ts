@@ -10,7 +10,6 @@ import { openStore, type Store } from './store/index.js'
 import { createSharedState } from './cache/shared-state.js'
 import { createEventHub } from './events/hub.js'
 import { handleEventStream, StreamLimits } from './events/sse.js'
-import { afterAnswer } from './management/after-answer.js'
 import { removeManagementAddress, writeManagementAddress } from './management/address-file.js'
 import { AppError } from '../common/errors.js'
 import { createAuth } from './auth/verifier.js'
@@ -183,9 +182,10 @@ export async function start (config: Readonly<Config>, opts: StartOptions = {}):
   const auth = await createAuth(config, logger)
   const management = createManagementServer({
     config, logger, store, auth, readiness, kv: shared.kv,
-    // Changes made here also tell every instance's triggers (spec: trigger synchronisation); the
-    // event streams hear of a change after its answer is written.
-    events: { publish: e => { afterAnswer(() => hub.publish(e)); triggers.notify(e) } },
+    // Changes made here also tell every instance's triggers (spec: trigger synchronisation). The
+    // event streams hear of a change once this instance serves it, a turn after the write's answer
+    // (which waits for the same reload): the answer never waits behind the fan-out.
+    events: { publish: e => { triggers.notify(e); queueMicrotask(() => { void pendingReload.then(() => { setImmediate(() => hub.publish(e)) }) }) } },
     onConfigChange: () => {
       pendingReload = routes.reload().catch(() => {})
       // Other instances reload at once through Redis; the store poll below stays the fallback.

@@ -29,7 +29,6 @@ import { managementOpenApi } from './openapi.js'
 import { createMcpSessions } from '../mcp/sessions.js'
 import { builtUiDir, loadStaticFiles, type StaticFiles } from '../static/static-files.js'
 import { consoleResponder } from '../static/console-files.js'
-import { holdEventsUntilAnswered } from './after-answer.js'
 
 export interface ReadyReport { ok: boolean, checks: Record<string, string> }
 
@@ -114,9 +113,7 @@ export function createManagementServer (deps: ManagementDeps): ManagementServer 
   })
   const server = http.createServer((req, res) => {
     if (serveConsole(req, res)) return
-    // A write's change events go out after its answer (after-answer.ts); reads and streams publish nothing.
-    if (req.method === 'GET' || req.method === 'HEAD') handle(router, deps, audit, req, res).catch(() => {})
-    else holdEventsUntilAnswered(res, async () => { await handle(router, deps, audit, req, res) }).catch(() => {})
+    handle(router, deps, audit, req, res).catch(() => {})
   })
   server.keepAliveTimeout = 5000
   server.headersTimeout = 30_000
