@@ -8,6 +8,7 @@
  *                                   │
  *                                   └──> gateway listener (uWebSockets.js)
  */
+import { maskCredentials } from '../common/mask-credentials.js'
 import { loadConfig, ConfigError, type Config } from './config/config.js'
 import { checkRuntime } from './runtime-check.js'
 
@@ -55,7 +56,7 @@ try {
 } catch (err) {
   logger.fatal({ err }, 'Gatehouse could not start')
   logger.flush()
-  process.stderr.write(`Gatehouse could not start: ${(err as Error).message}\n`)
+  process.stderr.write(`Gatehouse could not start: ${maskCredentials((err as Error).message)}\n`)
   process.exit(1)
 }
 

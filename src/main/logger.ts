@@ -1,5 +1,6 @@
-import { pino, destination, stdTimeFunctions, type Logger } from 'pino'
+import { pino, destination, stdSerializers, stdTimeFunctions, type Logger } from 'pino'
 import { PinoPretty } from 'pino-pretty'
+import { maskCredentials } from '../common/mask-credentials.js'
 import type { Config } from './config/config.js'
 
 export type { Logger }
@@ -28,7 +29,10 @@ export function createLogger (config: Pick<Config, 'LOG_LEVEL' | 'LOG_FORMAT'>, 
   const logger = pino({
     level: config.LOG_LEVEL,
     base: { service: 'gatehouse' },
-    timestamp: stdTimeFunctions.isoTime
+    timestamp: stdTimeFunctions.isoTime,
+    // No line shows a URL's password (a driver's error quoting DATABASE_URL, an OIDC or OTLP URL).
+    hooks: { logMethod (args, method) { method.apply(this, maskedArgs(args) as Parameters<typeof method>) } },
+    serializers: { err: maskedError }
   }, stream)
   if (!pretty) {
     setInterval(() => { logger.flush() }, 1000).unref()
@@ -38,6 +42,32 @@ export function createLogger (config: Pick<Config, 'LOG_LEVEL' | 'LOG_FORMAT'>, 
     prettyAccess.set(logger, { buffer: new TurnBuffer(destination({ dest, sync: false, minLength: 0, maxWrite: 65536 })), colorize })
   }
   return logger
+}
+
+/** The message and the first-level text fields of a log call, with URL credentials masked. */
+function maskedArgs (args: unknown[]): unknown[] {
+  // logger.error(err): pino would take err.message, unmasked, as the line's message.
+  if (args[0] instanceof Error) args = [{ err: args[0] }, ...(args.length > 1 ? args.slice(1) : [args[0].message])]
+  return args.map(a => {
+    if (typeof a === 'string') return maskCredentials(a)
+    if (typeof a !== 'object' || a === null || a instanceof Error) return a
+    let copy: Record<string, unknown> | null = null
+    for (const [k, v] of Object.entries(a)) {
+      if (typeof v !== 'string') continue
+      const m = maskCredentials(v)
+      if (m !== v) (copy ??= { ...a })[k] = m
+    }
+    return copy ?? a
+  })
+}
+
+/** pino's error serializer, with URL credentials masked in the message and stack. */
+function maskedError (err: unknown): unknown {
+  if (typeof err === 'string') return maskCredentials(err)
+  if (!(err instanceof Error)) return err
+  const out = stdSerializers.err(err) as unknown as Record<string, unknown>
+  for (const k of ['message', 'stack']) if (typeof out[k] === 'string') out[k] = maskCredentials(out[k] as string)
+  return out
 }
 
 type SonicBoom = ReturnType<typeof destination>

@@ -15,6 +15,7 @@
  */
 import { randomUUID } from 'node:crypto'
 import { AppError } from '../../common/errors.js'
+import { maskCredentials } from '../../common/mask-credentials.js'
 import { asUntrusted, redactSecrets } from './tool-results.js'
 
 export interface AssistantSettings { baseUrl: string, apiKey: string, model: string, maxSteps: number }
@@ -96,7 +97,7 @@ async function complete (s: AssistantSettings, messages: ChatMessage[], tools: T
       signal: AbortSignal.any([signal, AbortSignal.timeout(120_000)])
     })
   } catch (err) {
-    throw new AppError(502, 'bad_gateway', `The assistant's model API at ${s.baseUrl} could not be reached: ${(err as Error).message}.`)
+    throw new AppError(502, 'bad_gateway', `The assistant's model API at ${maskCredentials(s.baseUrl)} could not be reached: ${maskCredentials((err as Error).message)}.`)
   }
   const text = await res.text()
   if (!res.ok) throw new AppError(502, 'bad_gateway', `The assistant's model API answered ${res.status}: ${text.slice(0, 300)}`)

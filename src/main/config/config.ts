@@ -6,6 +6,7 @@
 import os from 'node:os'
 import path from 'node:path'
 import { Ajv } from 'ajv'
+import { maskCredentials } from '../../common/mask-credentials.js'
 import { checkTlsFiles } from './tls-files.js'
 import { parseTrustedProxies } from '../gateway/trusted-proxies.js'
 
@@ -162,6 +163,15 @@ const validate = ajv.compile({
   }))
 })
 
+// Variables whose whole value is a secret: an error names them without their value.
+const SECRET_VARS = new Set(['SECRETS_KEY', 'ASSISTANT_API_KEY', 'OTEL_EXPORTER_OTLP_HEADERS'])
+
+/** A bad value as an error line shows it: quoted, with a URL's credentials masked, a secret not at all. */
+function shown (name: string, value: string | undefined): string {
+  if (SECRET_VARS.has(name) && value !== undefined && value !== '') return '(value not shown)'
+  return maskCredentials(JSON.stringify(value) ?? 'undefined')
+}
+
 /** Reads and validates the environment; throws ConfigError listing every bad variable. */
 export function loadConfig (env: NodeJS.ProcessEnv = process.env): Readonly<Config> {
   const raw: Record<string, unknown> = {}
@@ -174,18 +184,18 @@ export function loadConfig (env: NodeJS.ProcessEnv = process.env): Readonly<Conf
   // The TLS files are read once here, so a missing or unreadable one stops the start, not the first handshake.
   for (const k of checkTlsFiles(raw as { TLS_CERT?: string, TLS_KEY?: string, TLS_CA?: string })) bad.add(k)
   if (bad.size > 0) {
-    throw new ConfigError([...bad].map(k => `${k}=${JSON.stringify(env[k])} is invalid: expected ${VARS[k as keyof Config].accepts}`))
+    throw new ConfigError([...bad].map(k => `${k}=${shown(k, env[k])} is invalid: expected ${VARS[k as keyof Config].accepts}`))
   }
   const cfg = raw as Record<string, unknown>
   cfg.TRUSTED_PROXIES = String(cfg.TRUSTED_PROXIES).split(',').map(s => s.trim()).filter(Boolean)
   try { parseTrustedProxies(cfg.TRUSTED_PROXIES as string[]) } catch (err) {
-    throw new ConfigError([`TRUSTED_PROXIES=${JSON.stringify(env.TRUSTED_PROXIES)} is invalid: ${(err as Error).message}; expected ${VARS.TRUSTED_PROXIES.accepts}`])
+    throw new ConfigError([`TRUSTED_PROXIES=${shown('TRUSTED_PROXIES', env.TRUSTED_PROXIES)} is invalid: ${(err as Error).message}; expected ${VARS.TRUSTED_PROXIES.accepts}`])
   }
   cfg.OUTBOUND_ALLOWLIST = String(cfg.OUTBOUND_ALLOWLIST).split(',').map(s => s.trim()).filter(Boolean)
   for (const k of ['MCP_ALLOWED_ORIGINS', 'MCP_ALLOWED_HOSTS'] as const) cfg[k] = String(cfg[k]).split(',').map(s => s.trim().toLowerCase()).filter(Boolean)
   cfg.OTEL_TRACES_SAMPLER_ARG = Number(cfg.OTEL_TRACES_SAMPLER_ARG)
   try { cfg.OTEL_EXPORTER_OTLP_HEADERS = parseOtlpHeaders(String(cfg.OTEL_EXPORTER_OTLP_HEADERS)) } catch {
-    throw new ConfigError([`OTEL_EXPORTER_OTLP_HEADERS=${JSON.stringify(env.OTEL_EXPORTER_OTLP_HEADERS)} is invalid: expected ${VARS.OTEL_EXPORTER_OTLP_HEADERS.accepts}`])
+    throw new ConfigError([`OTEL_EXPORTER_OTLP_HEADERS=${shown('OTEL_EXPORTER_OTLP_HEADERS', env.OTEL_EXPORTER_OTLP_HEADERS)} is invalid: expected ${VARS.OTEL_EXPORTER_OTLP_HEADERS.accepts}`])
   }
   cfg.ASSISTANT_BASE_URL = String(cfg.ASSISTANT_BASE_URL).replace(/\/+$/, '')
   cfg.DATA_DIR = path.resolve(String(cfg.DATA_DIR))
