@@ -5,6 +5,8 @@
  * A route missing here is not an operation for agents (probes, the event stream, threads).
  */
 
+import type { ToolCategory } from './operation-category.js'
+
 export interface OperationInfo {
   /** MCP tool name and OpenAPI operationId. */
   name: string
@@ -25,6 +27,8 @@ export interface OperationInfo {
    * and the built-in assistant asks the user before calling the operation at all.
    */
   secrets?: readonly string[]
+  /** The tool category, where the route's path does not give it (operation-category.ts). */
+  category?: ToolCategory
 }
 
 const page = {

@@ -33,7 +33,7 @@ const INSTRUCTIONS = 'Operate the Gatehouse API gateway: collections (base paths
 export function buildManagementMcpServer ({ deps, tools, caller, req, res }: ServerContext): Server {
   const server = new Server(SERVER_INFO, { capabilities: { tools: {}, prompts: {} }, instructions: INSTRUCTIONS })
   server.setRequestHandler(ListToolsRequestSchema, async () => ({
-    tools: tools().map(t => ({ name: t.name, description: t.description, inputSchema: t.inputSchema, annotations: t.annotations, ...(t._meta !== undefined ? { _meta: t._meta } : {}) }))
+    tools: tools().map(t => ({ name: t.name, description: t.description, inputSchema: t.inputSchema, annotations: t.annotations, ...(t._meta !== undefined && Object.keys(t._meta).length > 0 ? { _meta: t._meta } : {}) }))
   }))
   server.setRequestHandler(CallToolRequestSchema, async (request, extra) => {
     const tool = tools().find(t => t.name === request.params.name)

@@ -8,6 +8,7 @@ import { AppError } from '../../common/errors.js'
 import { OPERATIONS, operationKey, type OperationInfo } from '../management/operation-catalogue.js'
 import type { Route } from '../management/router.js'
 import type { OperationInput } from '../management/operation.js'
+import { CATEGORY_META, categoryOf } from '../management/operation-category.js'
 
 /**
  * The tool-list key naming the answer fields that hold secret material. An MCP client that
@@ -27,6 +28,12 @@ export interface ManagementTool {
   info: OperationInfo
   /** Splits tool arguments into the operation's input. */
   input (args: Record<string, unknown>): OperationInput
+}
+
+/** What a client reads beside the schema: the category, and the fields that hold secrets. */
+function metaOf (route: Route, info: OperationInfo): Record<string, unknown> {
+  const category = categoryOf(route.segments, info.category)
+  return { ...(category !== undefined ? { [CATEGORY_META]: category } : {}), ...(info.secrets !== undefined ? { [SECRET_FIELDS_META]: info.secrets } : {}) }
 }
 
 /** `clientId` -> `client_id`: tool arguments are snake_case like every body field. */
@@ -72,7 +79,7 @@ function toolOf (route: Route, info: OperationInfo): ManagementTool {
     description: `${info.description} Needs the ${role} role.`,
     inputSchema: { type: 'object', properties, ...(required.length > 0 ? { required } : {}), additionalProperties: false },
     annotations,
-    ...(info.secrets !== undefined ? { _meta: { [SECRET_FIELDS_META]: info.secrets } } : {}),
+    _meta: metaOf(route, info),
     route,
     info,
     input (args) {
