@@ -43,6 +43,7 @@ export const conflict = (message: string, details?: unknown) => new AppError(409
 export const preconditionFailed = (message = 'The record changed since you read it; reload and try again.') =>
   new AppError(412, 'precondition_failed', message)
 export const payloadTooLarge = (message = 'The request body is too large.') => new AppError(413, 'payload_too_large', message)
+export const headersTooLarge = (message: string) => new AppError(431, 'request_header_fields_too_large', message)
 export const unsupportedMediaType = (message = 'Send the body as application/json.') => new AppError(415, 'unsupported_media_type', message)
 export const tooManyRequests = (retryAfterSeconds: number, message = 'Too many requests; retry later.') =>
   new AppError(429, 'rate_limited', message, undefined, { 'retry-after': String(Math.max(1, Math.ceil(retryAfterSeconds))) })

@@ -6,7 +6,7 @@
  *                          │                         │ writes
  *                          └── routing snapshot <────┘ onConfigChange / poll
  *                                   │
- *                                   └──> gateway listener (uWebSockets.js)
+ *                                   └──> gateway listener (uWebSockets.js, or node:http/http2 with GATEWAY_SERVER=node)
  */
 import { maskCredentials } from '../common/mask-credentials.js'
 import { loadConfig, ConfigError, type Config } from './config/config.js'
@@ -16,13 +16,9 @@ function boot (): Readonly<Config> {
   // uWebSockets.js reads its header limit when it loads (checkRuntime loads it): large JWTs need
   // more than its 4 KiB default.
   process.env.UWS_HTTP_MAX_HEADERS_SIZE ??= '16384'
-  const runtime = checkRuntime()
-  if (runtime !== null) {
-    process.stderr.write(runtime + '\n')
-    process.exit(1)
-  }
+  let config: Readonly<Config>
   try {
-    return loadConfig(process.env)
+    config = loadConfig(process.env)
   } catch (err) {
     if (err instanceof ConfigError) {
       for (const line of err.lines) process.stderr.write(`configuration error: ${line}\n`)
@@ -30,6 +26,13 @@ function boot (): Readonly<Config> {
     }
     throw err
   }
+  // After the configuration: in node mode (GATEWAY_SERVER=node) the uWS binary is never loaded.
+  const runtime = checkRuntime(config.GATEWAY_SERVER)
+  if (runtime !== null) {
+    process.stderr.write(runtime + '\n')
+    process.exit(1)
+  }
+  return config
 }
 
 if (process.argv.includes('--help') || process.argv.includes('-h')) {

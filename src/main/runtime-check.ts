@@ -2,7 +2,9 @@
  * Which Node.js can run the service: the LTS releases whose uWebSockets.js binary the installed
  * package ships (Node 20, 22 and 24), on a host whose C library can load it. The Node 22 and 24
  * binaries are built against glibc 2.38 (Debian 13, Ubuntu 24.04); an older host loads only the
- * Node 20 one. A start that cannot work says so in one line instead of a stack trace.
+ * Node 20 one. A start that cannot work says so in one line instead of a stack trace, and says
+ * that GATEWAY_SERVER=node (node:http, no native binary) runs there. In node mode the binary is
+ * never loaded: any of the LTS releases runs.
  */
 import { createRequire } from 'node:module'
 
@@ -52,15 +54,24 @@ function compareVersions (a: string, b: string): number {
   return 0
 }
 
+/** The Node.js majors node mode runs on (the service's engines). */
+const NODE_MODE_MAJORS = [20, 22, 24]
+
 /** Null when the service can start on this Node.js and host; else the line that says why not. */
-export function checkRuntime (load: () => unknown = () => createRequire(import.meta.url)('uWebSockets.js')): string | null {
-  const facts = runtimeFacts()
+export function checkRuntime (server: 'uws' | 'node' = 'uws', load: () => unknown = () => createRequire(import.meta.url)('uWebSockets.js'), facts = runtimeFacts()): string | null {
+  if (server === 'node') {
+    const major = Number(facts.node.split('.')[0])
+    return NODE_MODE_MAJORS.includes(major) ? null : `Gatehouse runs on the Node.js LTS releases ${NODE_MODE_MAJORS.join(', ')}; this is Node.js ${facts.node}.`
+  }
   const unsupported = unsupportedNode(facts)
-  if (unsupported !== null) return unsupported
+  if (unsupported !== null) return unsupported + NODE_HINT
   try {
     load()
     return null
   } catch (err) {
-    return diagnoseUwsLoad(err, facts)
+    return diagnoseUwsLoad(err, facts) + NODE_HINT
   }
 }
+
+/** Appended to every uWS refusal: the other HTTP layer needs no binary. */
+export const NODE_HINT = ' GATEWAY_SERVER=node (node:http and node:http2, no native binary) runs on this host.'

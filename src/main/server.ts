@@ -215,8 +215,9 @@ export async function start (config: Readonly<Config>, opts: StartOptions = {}):
   managementPort = mPort
   logger.info({ store: store.kind, data_dir: store.kind === 'embedded' ? config.DATA_DIR : undefined, cache: config.CACHE_TYPE },
     `store: ${store.kind === 'embedded' ? `embedded (PGlite) in ${config.DATA_DIR}` : 'PostgreSQL'}; cache: ${config.CACHE_TYPE}`)
-  logger.info(`gateway listening on http://${config.HOST}:${gatewayPort}`)
-  if (gatewayTlsPort !== null) logger.info(`gateway listening on https://${config.HOST}:${gatewayTlsPort}${config.TLS_CA !== '' ? ' (client certificates checked against TLS_CA)' : ''}`)
+  const layer = config.GATEWAY_SERVER === 'node' ? 'node:http' : 'uWebSockets.js'
+  logger.info(`gateway listening on http://${config.HOST}:${gatewayPort} (${layer})`)
+  if (gatewayTlsPort !== null) logger.info(`gateway listening on https://${config.HOST}:${gatewayTlsPort} (${config.GATEWAY_SERVER === 'node' ? 'node:http2, HTTP/2 and HTTP/1.1' : 'node:https relay to uWebSockets.js'})${config.TLS_CA !== '' ? ' (client certificates checked against TLS_CA)' : ''}`)
   logger.info(`management API listening on http://${config.MANAGEMENT_HOST}:${managementPort}/api/v1`)
   // `npm run token -- --url` with this DATA_DIR links to this port, whatever its own environment says.
   try { writeManagementAddress(config.DATA_DIR, `http://${urlHost(loopbackFor(config.MANAGEMENT_HOST))}:${managementPort}`) } catch (err) {

@@ -5,6 +5,7 @@ import type { RateLimiter } from '../../src/main/cache/types.js'
 import { loadConfig } from '../../src/main/config/config.js'
 import { createGateway, type Gateway } from '../../src/main/gateway/index.js'
 import { silentLogger } from './db.js'
+import { GATEWAY_SERVER } from './gateway.js'
 
 interface T { teardown (fn: () => unknown): void }
 
@@ -18,7 +19,7 @@ export interface AccessGateway { gateway: Gateway, url: string, port: number, tl
 /** A gateway on port 0 authenticating against the given (mutable) maps; closed in teardown. */
 export async function startAccessGateway (t: T, profiles: ReadonlyMap<string, ProfileSnapshot>, policies: ReadonlyMap<string, PolicySnapshot>,
   limiter: RateLimiter, conf: Record<string, string> = {}): Promise<AccessGateway> {
-  const config = loadConfig({ PORT: '0', HOST: '127.0.0.1', LOG_LEVEL: 'silent', ...conf })
+  const config = loadConfig({ PORT: '0', HOST: '127.0.0.1', LOG_LEVEL: 'silent', GATEWAY_SERVER, ...conf })
   const gateway = createGateway({
     config, logger: silentLogger, readiness: async () => ({ ok: true, checks: {} }), env: {},
     access: { profiles: () => profiles, policies: () => policies, limiter }

@@ -9,8 +9,13 @@ import { mergeUpstream, type UpstreamInput } from '../../src/common/upstream-set
 
 interface T { teardown (fn: () => unknown): void }
 
-/** Every HTTP layer the gateway runs on (GATEWAY_SERVER): behaviour tests loop over them. */
-export const GATEWAY_SERVERS = ['uws'] as const
+/** Every HTTP layer the gateway runs on (GATEWAY_SERVER). */
+export const GATEWAY_SERVERS = ['uws', 'node'] as const
+/**
+ * The layer this test process runs the contract suite against: test/main/gateway/node/*.test.ts
+ * set GATEWAY_SERVER=node and import a behaviour test file, so each runs once per layer.
+ */
+export const GATEWAY_SERVER: 'uws' | 'node' = process.env.GATEWAY_SERVER === 'node' ? 'node' : 'uws'
 
 let seq = 0
 export function collection (over: Partial<Collection> = {}): Collection {
@@ -39,7 +44,7 @@ export function proxy (c: Collection, over: Partial<Proxy> = {}): Proxy {
 }
 
 export async function startGateway (t: T, env: Record<string, string> = {}, conf: Record<string, string> = {}, extra: Partial<GatewayOptions> = {}): Promise<{ gateway: Gateway, url: string, port: number }> {
-  const config = loadConfig({ PORT: '0', HOST: '127.0.0.1', LOG_LEVEL: 'silent', SHUTDOWN_TIMEOUT_MS: '3000', ...conf })
+  const config = loadConfig({ PORT: '0', HOST: '127.0.0.1', LOG_LEVEL: 'silent', SHUTDOWN_TIMEOUT_MS: '3000', GATEWAY_SERVER, ...conf })
   const gateway = createGateway({ config, logger: silentLogger, readiness: async () => ({ ok: true, checks: { database: 'ok' } }), env, ...extra })
   const { port } = await gateway.listen()
   t.teardown(async () => { await gateway.close() })

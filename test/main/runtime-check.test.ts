@@ -46,3 +46,13 @@ t.test('a missing binary says to install and which releases work', async t => {
   try { require(path.join(uwsDir, 'uws_linux_x64_999.node')) } catch (e) { err = e }
   t.match(diagnoseUwsLoad(err, { node: '20.1.0', abi: '115', glibc: '2.36' }), /cannot find the uWebSockets\.js binary .* run npm install, and use Node\.js 20, 22, 24/)
 })
+
+t.test('a uWS refusal says that GATEWAY_SERVER=node works there; node mode needs no binary', async t => {
+  const broken = () => { throw new Error("/lib/x86_64-linux-gnu/libc.so.6: version `GLIBC_2.38' not found (required by uws_linux_x64_137.node)") }
+  const line = checkRuntime('uws', broken, { node: '24.1.0', abi: '137', glibc: '2.36' })
+  t.notMatch(line, /\n/, 'one line')
+  t.match(line, /needs glibc 2\.38.* GATEWAY_SERVER=node \(node:http and node:http2, no native binary\) runs on this host\./)
+  t.equal(checkRuntime('node', broken, { node: '24.1.0', abi: '137', glibc: '2.36' }), null, 'node mode never loads the binary')
+  t.equal(checkRuntime('node', broken, { node: '22.12.0', abi: '127', glibc: '2.36' }), null)
+  t.match(checkRuntime('node', broken, { node: '18.20.0', abi: '108', glibc: '2.36' }), /LTS releases 20, 22, 24; this is Node\.js 18\.20\.0/)
+})

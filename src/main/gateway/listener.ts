@@ -15,9 +15,8 @@ import { createAccessGate } from '../access/gate.js'
 import { checkAccess } from './access.js'
 import { readBody } from './body.js'
 import { GatewayExchange, type GatewayContext } from './exchange.js'
-import { createHttpLayer } from './http/index.js'
+import { createHttpLayer, type GatewayLayer } from './http/index.js'
 import { createRouteList } from './http/routes.js'
-import type { HttpLayer } from './http/types.js'
 import { registerWebRoute } from './mcp-route.js'
 import { createTrustedProxies, parseTrustedProxies } from './trusted-proxies.js'
 import { createLoadShedder } from './load-shedding.js'
@@ -60,7 +59,8 @@ export function createGateway (opts: GatewayOptions): Gateway {
     draining: null
   }
   const app = createRouteList()
-  let layer: HttpLayer | null = null
+  let layer: GatewayLayer | null = null
+  let tlsPort: number | null = null
   let tlsListener: TlsListener | null = null
   let port = 0
 
@@ -103,15 +103,19 @@ export function createGateway (opts: GatewayOptions): Gateway {
     upstreamHealth (collectionId) { return upstreams.health(collectionId) },
     upstreamMetrics () { return upstreams.prometheus() },
     async listen () {
-      layer = createHttpLayer(app.routes)
+      layer = createHttpLayer(config.GATEWAY_SERVER, app.routes, { logger, hopSecret })
       port = await layer.listen(config.HOST, config.PORT)
-      if (config.TLS_CERT !== '' && config.TLS_KEY !== '') {
+      if (config.TLS_CERT !== '' && config.TLS_KEY !== '' && layer.listenTls !== undefined) {
+        // node: HTTP/2 and HTTP/1.1 by ALPN on the same layer, certificates checked in-process.
+        tlsPort = await layer.listenTls({ cert: config.TLS_CERT, key: config.TLS_KEY, ca: config.TLS_CA, host: config.HOST, port: config.TLS_PORT })
+      } else if (config.TLS_CERT !== '' && config.TLS_KEY !== '') {
+        // uws: a node:https relay in front (tls-listener.ts).
         tlsListener = await startTlsListener({
           cert: config.TLS_CERT, key: config.TLS_KEY, ca: config.TLS_CA, host: config.HOST, port: config.TLS_PORT,
           inner: () => ({ host: loopbackFor(config.HOST), port }), secret: hopSecret, logger
         })
       }
-      return { port, tlsPort: tlsListener?.port ?? null }
+      return { port, tlsPort: tlsListener?.port ?? tlsPort }
     },
     async close () {
       tlsListener?.stop()

@@ -78,6 +78,22 @@ export interface TlsListener {
 
 const FINGERPRINT = Symbol('gatehouse.fingerprint')
 
+/**
+ * The client certificate's SHA-256 fingerprint ('-' for none): it counts only for a certificate
+ * that chains to TLS_CA (and is in date). Read once per connection.
+ */
+export function certFingerprint (socket: TLSSocket, requestCert: boolean): string {
+  const s = socket as TLSSocket & { [FINGERPRINT]?: string }
+  if (s[FINGERPRINT] !== undefined) return s[FINGERPRINT]
+  let fp = '-'
+  if (requestCert && socket.authorized) {
+    const cert = socket.getPeerCertificate()
+    if (cert !== null && typeof cert.fingerprint256 === 'string') fp = cert.fingerprint256.replace(/:/g, '').toLowerCase()
+  }
+  s[FINGERPRINT] = fp
+  return fp
+}
+
 export async function startTlsListener (o: TlsListenerOptions): Promise<TlsListener> {
   const requestCert = o.ca !== ''
   const server = https.createServer({
@@ -89,19 +105,6 @@ export async function startTlsListener (o: TlsListenerOptions): Promise<TlsListe
   })
   const agent = new http.Agent({ keepAlive: true, maxFreeSockets: 256 })
 
-  // The fingerprint counts only for a certificate that chains to TLS_CA (and is in date); read once per connection.
-  const fingerprintOf = (socket: TLSSocket): string => {
-    const s = socket as TLSSocket & { [FINGERPRINT]?: string }
-    if (s[FINGERPRINT] !== undefined) return s[FINGERPRINT]
-    let fp = '-'
-    if (requestCert && socket.authorized) {
-      const cert = socket.getPeerCertificate()
-      if (cert !== null && typeof cert.fingerprint256 === 'string') fp = cert.fingerprint256.replace(/:/g, '').toLowerCase()
-    }
-    s[FINGERPRINT] = fp
-    return fp
-  }
-
   server.on('request', (req: http.IncomingMessage, res: http.ServerResponse) => {
     const socket = req.socket as TLSSocket
     const headers: http.OutgoingHttpHeaders = {}
@@ -112,7 +115,7 @@ export async function startTlsListener (o: TlsListenerOptions): Promise<TlsListe
       const prev = headers[k]
       headers[k] = prev === undefined ? raw[i + 1] : Array.isArray(prev) ? [...prev, raw[i + 1]] : [String(prev), raw[i + 1]]
     }
-    headers[TLS_HOP_HEADER] = hopValue(o.secret, fingerprintOf(socket), socket.remoteAddress ?? '-', 'https')
+    headers[TLS_HOP_HEADER] = hopValue(o.secret, certFingerprint(socket, requestCert), socket.remoteAddress ?? '-', 'https')
     const { host, port } = o.inner()
     const hop = http.request({ host, port, method: req.method, path: req.url, headers, agent, setHost: false })
     let answered = false

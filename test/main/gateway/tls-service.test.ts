@@ -5,13 +5,13 @@ import { loadConfig } from '../../../src/main/config/config.js'
 import { start } from '../../../src/main/server.js'
 import { makeTestPki, type CertPair } from '../../helpers/certs.js'
 import { silentLogger, storeConfig, STORE_KINDS } from '../../helpers/db.js'
-import { startBackend } from '../../helpers/gateway.js'
+import { GATEWAY_SERVER, startBackend } from '../../helpers/gateway.js'
 
 for (const kind of STORE_KINDS) {
   t.test(`an mtls profile saved over the API is served by the HTTPS listener (${kind})`, async t => {
     const pki = await makeTestPki(t)
     const stores = await storeConfig(t, kind)
-    const s = await start(loadConfig({
+    const s = await start(loadConfig({ GATEWAY_SERVER,
       DATABASE_URL: stores.DATABASE_URL, DATA_DIR: stores.DATA_DIR, PORT: '0', HOST: '127.0.0.1', MANAGEMENT_PORT: '0', LOG_LEVEL: 'silent',
       TLS_PORT: '0', TLS_CERT: pki.server.cert, TLS_KEY: pki.server.key, TLS_CA: pki.ca.cert
     }), { logger: silentLogger })

@@ -7,12 +7,12 @@ import t from 'tap'
 import { ConfigError, loadConfig } from '../../../src/main/config/config.js'
 import { start, type Service } from '../../../src/main/server.js'
 import { createTempDir, silentLogger } from '../../helpers/db.js'
-import { startBackend } from '../../helpers/gateway.js'
+import { GATEWAY_SERVER, startBackend } from '../../helpers/gateway.js'
 import { createTrustedProxies, parseTrustedProxies } from '../../../src/main/gateway/trusted-proxies.js'
 
 async function setUp (t: { teardown (fn: () => unknown): void }, trusted: string) {
   const backend = await startBackend(t)
-  const s: Service = await start(loadConfig({ PORT: '0', HOST: '127.0.0.1', MANAGEMENT_PORT: '0', LOG_LEVEL: 'silent', WORKERS: '1', DATA_DIR: await createTempDir(t), DATABASE_URL: '', TRUSTED_PROXIES: trusted }), { logger: silentLogger })
+  const s: Service = await start(loadConfig({ GATEWAY_SERVER, PORT: '0', HOST: '127.0.0.1', MANAGEMENT_PORT: '0', LOG_LEVEL: 'silent', WORKERS: '1', DATA_DIR: await createTempDir(t), DATABASE_URL: '', TRUSTED_PROXIES: trusted }), { logger: silentLogger })
   t.teardown(async () => { await s.close() })
   const token = await s.issueToken!('alice', 'admin')
   const api = async (method: string, p: string, body?: unknown) =>
