@@ -146,7 +146,7 @@ export async function start (config: Readonly<Config>, opts: StartOptions = {}):
   // Agents' MCP on the gateway listener; its sessions live in the shared cache like the management MCP's.
   const gatewayMcp = createGatewayMcp({
     access: gatewayAccess,
-    sessions: createMcpSessions(shared.kv, { prefix: 'gmcp', idleMs: config.MCP_SESSION_IDLE_SECONDS * 1000, perUser: config.MCP_SESSIONS_PER_USER }),
+    sessions: createMcpSessions(shared.kv, { prefix: 'gmcp', idleMs: config.MCP_SESSION_IDLE_SECONDS * 1000, perUser: config.MCP_SESSIONS_PER_USER, max: config.MCP_SESSIONS_MAX }),
     logger,
     executeTimeoutMs: config.UPSTREAM_TIMEOUT_MS + 5_000,
     config

@@ -19,6 +19,7 @@ export interface Config {
   MANAGEMENT_MCP_PATH: string
   MCP_SESSION_IDLE_SECONDS: number
   MCP_SESSIONS_PER_USER: number
+  MCP_SESSIONS_MAX: number
   MCP_ALLOWED_ORIGINS: string[]
   MCP_ALLOWED_HOSTS: string[]
   ASSISTANT_BASE_URL: string
@@ -88,6 +89,7 @@ const VARS: Record<keyof Config, VarSpec> = {
   MANAGEMENT_MCP_PATH: { type: 'string', default: '/mcp', pattern: '^/[A-Za-z0-9_./-]*$', accepts: 'a path starting with /' },
   MCP_SESSION_IDLE_SECONDS: { type: 'integer', default: 1800, minimum: 10, maximum: 604800, accepts: 'seconds 10-604800' },
   MCP_SESSIONS_PER_USER: { type: 'integer', default: 20, minimum: 1, maximum: 10000, accepts: 'an integer 1-10000' },
+  MCP_SESSIONS_MAX: { type: 'integer', default: 1000, minimum: 1, maximum: 1000000, accepts: 'an integer 1-1000000' },
   MCP_ALLOWED_ORIGINS: { type: 'string', default: '', accepts: 'comma-separated origins such as https://console.example.com' },
   MCP_ALLOWED_HOSTS: { type: 'string', default: '', accepts: 'comma-separated host[:port] values' },
   DATABASE_URL: { type: 'string', default: '', pattern: '^(|postgres(ql)?://.+)$', accepts: 'a postgres:// URL, or empty for the embedded store' },

@@ -92,7 +92,7 @@ export function createManagementServer (deps: ManagementDeps): ManagementServer 
     router,
     audit,
     settle: deps.settle,
-    sessions: createMcpSessions(deps.kv ?? createMemoryKv(), { idleMs: deps.config.MCP_SESSION_IDLE_SECONDS * 1000, perUser: deps.config.MCP_SESSIONS_PER_USER })
+    sessions: createMcpSessions(deps.kv ?? createMemoryKv(), { idleMs: deps.config.MCP_SESSION_IDLE_SECONDS * 1000, perUser: deps.config.MCP_SESSIONS_PER_USER, max: deps.config.MCP_SESSIONS_MAX })
   })
   const mcpPath = `/api/v1${deps.config.MANAGEMENT_MCP_PATH.replace(/\/+$/, '')}`
   // The MCP checks its own credentials (OIDC bearer only) and answers in JSON-RPC; each tool call is audited as itself.

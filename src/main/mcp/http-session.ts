@@ -2,6 +2,7 @@
  * One MCP request over streamable HTTP, with sessions shared between instances:
  *
  *   POST initialize ──▶ fresh SDK server + stateless transport ──▶ answer + Mcp-Session-Id (stored in the registry)
+ *                       (503 + Retry-After when the instance holds MCP_SESSIONS_MAX live sessions)
  *   POST other      ──▶ session checked (owner, idle expiry) ──▶ fresh server + transport ──▶ answer
  *   DELETE          ──▶ session ended (204), or 404 when unknown
  *   GET             ──▶ 405: these servers send nothing unprompted
@@ -48,6 +49,9 @@ export async function serveMcpRequest (req: Request, o: McpHttpOptions): Promise
   try { parsed = await req.json() } catch { return rpcError(400, -32700, 'Parse error: the body is not JSON.') }
   const messages = Array.isArray(parsed) ? parsed : [parsed]
   const init = messages.find(m => typeof m === 'object' && m !== null && (m as { method?: unknown }).method === 'initialize') as { params?: { protocolVersion?: unknown } } | undefined
+  if (init !== undefined && !await o.sessions.hasRoom()) {
+    return rpcError(503, -32000, 'This server holds as many MCP sessions as it may (MCP_SESSIONS_MAX); sessions already open keep working. Retry later, or end unused sessions (DELETE with Mcp-Session-Id).', { 'retry-after': '30' })
+  }
   if (init === undefined) {
     if (sid === null) return rpcError(400, -32000, 'Send the Mcp-Session-Id header from the initialize answer (or initialize first).')
     const session = await o.sessions.use(sid, o.owner)
