@@ -16,6 +16,21 @@ export interface TraceContext {
   state?: string
 }
 
+/** A span that ran elsewhere (a worker's node run) and comes back finished, as plain data (times in epoch ms). */
+export interface FinishedSpan {
+  span_id: string
+  parent_id: string
+  name: string
+  /** OpenTelemetry's SpanKind (0 internal). */
+  kind: number
+  start: number
+  end: number
+  /** OpenTelemetry's status code: 0 unset, 2 error. */
+  status: number
+  message?: string
+  attributes: Record<string, string | number | boolean>
+}
+
 const TRACEPARENT = /^([0-9a-f]{2})-([0-9a-f]{32})-([0-9a-f]{16})-([0-9a-f]{2})(-.*)?$/
 const ZERO_TRACE = '00000000000000000000000000000000'
 const ZERO_SPAN = '0000000000000000'

@@ -115,7 +115,7 @@ export async function start (config: Readonly<Config>, opts: StartOptions = {}):
   const observe = (r: RequestRecord) => { metrics.record(r); requestLog?.append(r) }
   const pool = createWorkflowPool(config.WORKERS)
   const runner = createRunner({
-    store, pool, logger, kv: shared.kv,
+    store, pool, logger, kv: shared.kv, tracer,
     outboundAllowlist: config.OUTBOUND_ALLOWLIST,
     keepPerWorkflow: config.EXECUTIONS_PER_WORKFLOW,
     credentials: async ids => await openHttpCredentials(store, secretsKey, ids),

@@ -21,6 +21,7 @@ import type { WebHandler } from './mcp-route.js'
 import type { RouteRegistrar } from './http/types.js'
 import type { Tracer } from '../observability/tracing/tracer.js'
 import type { Lookup, TargetHealth } from './upstreams/upstream-set.js'
+import type { TraceContext } from '../../common/trace-context.js'
 
 export { createGateway } from './listener.js'
 
@@ -39,7 +40,7 @@ export interface GatewayOptions {
   /** Called once per finished request (request log, metrics); must not block. */
   observe?: (r: RequestRecord) => void
   /** Runs a proxy's enabled workflow for a request; resolves to the answer or rejects with an AppError. */
-  workflows?: (route: CompiledRoute, trigger: WorkflowTrigger) => Promise<{ status: number, headers: Record<string, string>, body: unknown }>
+  workflows?: (route: CompiledRoute, trigger: WorkflowTrigger, trace: TraceContext | null) => Promise<{ status: number, headers: Record<string, string>, body: unknown }>
   /** Fixed routes that are not gateway traffic (the gateway MCP at `/mcp`, the portal assistant), answering web Requests. */
   webRoutes?: Array<{ path: string, handler: WebHandler }>
   /** How upstream target host names are looked up (default: the system resolver); tests give their own answers. */

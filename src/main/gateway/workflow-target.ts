@@ -17,7 +17,7 @@ export function runWorkflowTarget (x: GatewayExchange, query: string, body: Buff
   x.upstreamStart = performance.now()
   let trigger: WorkflowTrigger
   try { trigger = triggerOf(x, query, body) } catch (err) { x.fail(err as AppError); return }
-  run(route, trigger).then(answer => {
+  run(route, trigger, x.span === null ? null : x.span.context()).then(answer => {
     if (x.closed) return
     x.status = answer.status
     const isText = typeof answer.body === 'string'

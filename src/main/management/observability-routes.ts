@@ -9,7 +9,7 @@ export function registerObservabilityRoutes (router: Router, requestLogs: Reques
   router.add('GET', '/api/v1/request-logs', async ctx => {
     const q = ctx.query
     const problems: ErrorDetail[] = []
-    const pq = pageQuery(q, { filters: ['collection_id', 'proxy_id', 'client_id', 'profile_id', 'status', 'method', 'since', 'until'], order: 'desc', problems })
+    const pq = pageQuery(q, { filters: ['collection_id', 'proxy_id', 'client_id', 'profile_id', 'status', 'method', 'since', 'until', 'trace_id'], order: 'desc', problems })
     const get = (k: string) => q.get(k) ?? undefined
     const status = get('status')
     if (status !== undefined && !/^\d{3}$/.test(status)) problems.push({ field: 'status', message: 'must be a 3-digit HTTP status' })
@@ -17,10 +17,12 @@ export function registerObservabilityRoutes (router: Router, requestLogs: Reques
       const v = get(k)
       if (v !== undefined && Number.isNaN(Date.parse(v))) problems.push({ field: k, message: 'must be an ISO 8601 time' })
     }
+    const traceId = get('trace_id')?.toLowerCase()
+    if (traceId !== undefined && !/^[0-9a-f]{32}$/.test(traceId)) problems.push({ field: 'trace_id', message: 'must be a trace id: 32 hexadecimal digits' })
     if (problems.length > 0) throw invalidListQuery(problems)
     const page = await requestLogs.list(pq, {
       collection_id: get('collection_id'), proxy_id: get('proxy_id'), client_id: get('client_id'), profile_id: get('profile_id'),
-      status: status === undefined ? undefined : Number(status), method: get('method')?.toUpperCase(), since: get('since'), until: get('until')
+      status: status === undefined ? undefined : Number(status), method: get('method')?.toUpperCase(), since: get('since'), until: get('until'), trace_id: traceId
     })
     return { status: 200, body: page }
   })

@@ -171,7 +171,8 @@ export const OPERATIONS: Record<string, OperationInfo> = {
       status: { type: 'integer', minimum: 100, maximum: 599, description: 'Only answers with this HTTP status.' },
       method: text('Only this HTTP method.'),
       since: time('Requests at or after this time.'),
-      until: time('Requests before this time.')
+      until: time('Requests before this time.'),
+      trace_id: { type: 'string', pattern: '^[0-9a-fA-F]{32}$', description: 'Only the requests of this trace (32 hexadecimal digits, as in traceparent and the access line).' }
     },
     description: 'List recent gateway requests (status, latency, upstream status, error code), newest first. Start here to diagnose a failing proxy.' + LIST
   }

@@ -108,7 +108,7 @@ export function createGatewayMcpServer (view: ProfileView, self: SelfCall): Serv
         return text(describeEndpoint(ep, self.publicOrigin))
       }
       case 'execute_endpoint':
-        return await execute(view, self, args, extra.signal)
+        return await execute(view, self, args, extra.signal, traceHeaders(extra.requestInfo?.headers))
       default:
         return text(`Unknown tool '${req.params.name}'. The tools are list_collections, list_endpoints, endpoint_details and execute_endpoint.`, true)
     }
@@ -153,7 +153,20 @@ function describeEndpoint (ep: NonNullable<ReturnType<ProfileView['endpoint']>>,
   }
 }
 
-async function execute (view: ProfileView, self: SelfCall, args: Record<string, unknown>, signal: AbortSignal): Promise<CallToolResult> {
+/**
+ * The agent's W3C trace context from this tools/call request (not from the session's first
+ * request): the call through the gateway continues the agent's trace.
+ */
+function traceHeaders (h: Record<string, string | string[] | undefined> | undefined): Record<string, string> {
+  const out: Record<string, string> = {}
+  for (const k of ['traceparent', 'tracestate']) {
+    const v = h?.[k]
+    if (typeof v === 'string' && v !== '') out[k] = v
+  }
+  return out
+}
+
+async function execute (view: ProfileView, self: SelfCall, args: Record<string, unknown>, signal: AbortSignal, trace: Record<string, string>): Promise<CallToolResult> {
   const ep = view.endpoint(String(args.endpoint_id ?? ''))
   if (ep === null) return text(`No endpoint '${String(args.endpoint_id)}' is available to this profile; call list_endpoints for the ids.`, true)
   const method = typeof args.method === 'string' ? args.method.toUpperCase() : ep.methods[0]
@@ -166,7 +179,7 @@ async function execute (view: ProfileView, self: SelfCall, args: Record<string, 
   }
   const headers: Record<string, string> = {}
   for (const [k, v] of Object.entries(objectArg(args.headers))) if (!REFUSED_HEADERS.has(k.toLowerCase()) && typeof v === 'string') headers[k.toLowerCase()] = v
-  Object.assign(headers, self.headers)
+  Object.assign(headers, trace, self.headers)
   let body: string | undefined
   if (args.body !== undefined && args.body !== null && method !== 'GET') {
     body = typeof args.body === 'string' ? args.body : JSON.stringify(args.body)

@@ -125,7 +125,7 @@ export class RequestLogFiles implements RequestLogStore {
     // Each filter on a text or status field, as the line spells it: JSON.stringify writes a
     // value one way, and a quote inside another value is escaped, so a match is exact.
     const needles: string[] = []
-    for (const k of ['collection_id', 'proxy_id', 'client_id', 'profile_id', 'method'] as const) {
+    for (const k of ['collection_id', 'proxy_id', 'client_id', 'profile_id', 'method', 'trace_id'] as const) {
       if (f[k] !== undefined) needles.push(`"${k}":${JSON.stringify(f[k])}`)
     }
     if (f.status !== undefined) needles.push(`"status":${f.status},`)
@@ -152,7 +152,7 @@ export class RequestLogFiles implements RequestLogStore {
     }
     const items = found.slice(0, pq.limit)
     return {
-      items: items.map(({ r: { seq: _seq, time, refused: _refused, ...rest } }) => ({ time: new Date(time).toISOString(), ...rest, upstream_ms: rest.upstream_ms ?? null })),
+      items: items.map(({ r: { seq: _seq, time, refused: _refused, ...rest } }) => ({ time: new Date(time).toISOString(), ...rest, upstream_ms: rest.upstream_ms ?? null, trace_id: rest.trace_id ?? null })),
       next_cursor: found.length > pq.limit ? encodeCursor(items[items.length - 1].seq) : null
     }
   }

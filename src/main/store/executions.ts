@@ -29,6 +29,8 @@ export interface ExecutionRecord {
   workflow_version: number | null
   /** The execution this run replayed. */
   replay_of: string | null
+  /** The run's trace (null when not traced). */
+  trace_id: string | null
   /** Whether this record is stored (runtime_settings decide; partial and node runs never are). */
   persisted: boolean
   created_at: string
@@ -51,6 +53,7 @@ const toRecord = (r: any): ExecutionRecord => ({
   error: json(r.error),
   workflow_version: r.workflow_version === null ? null : Number(r.workflow_version),
   replay_of: r.replay_of ?? null,
+  trace_id: r.trace_id ?? null,
   persisted: true,
   created_at: iso(r.created_at),
   updated_at: iso(r.created_at)
@@ -66,10 +69,10 @@ export function pgJson (v: unknown): string {
 export async function insertExecution (q: Queryable, e: ExecutionRecord): Promise<void> {
   await q.query(
     `INSERT INTO executions (id, workflow_id, proxy_id, mode, status, started_at, finished_at, duration_ms, trigger_output, node_inputs, nodes,
-       response, error, workflow_version, replay_of)
-     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15)`,
+       response, error, workflow_version, replay_of, trace_id)
+     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16)`,
     [e.id, e.workflow_id, e.proxy_id, e.mode, e.status, e.started_at, e.finished_at, Math.round(e.duration_ms), jsonb(e.trigger_output),
-      pgJson(e.node_inputs), pgJson(e.nodes), jsonb(e.response), jsonb(e.error), e.workflow_version, e.replay_of])
+      pgJson(e.node_inputs), pgJson(e.nodes), jsonb(e.response), jsonb(e.error), e.workflow_version, e.replay_of, e.trace_id ?? null])
 }
 
 /** Keeps the newest `keep` records of a workflow. */

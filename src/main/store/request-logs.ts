@@ -10,12 +10,12 @@ import type { Queryable, Store } from './types.js'
 // kept for the take-over of an earlier version's rows) get the INSERT: one JSON parameter a
 // batch, unpacked by the database (binding 13 parameters a row cost the gateway's thread more
 // than the insert itself).
-const COPY = 'COPY request_logs (occurred_at, request_id, collection_id, proxy_id, client_id, profile_id, method, path, status, duration_ms, upstream_ms, bytes_in, bytes_out) FROM STDIN'
-const INSERT = `INSERT INTO request_logs (occurred_at, request_id, collection_id, proxy_id, client_id, profile_id, method, path, status, duration_ms, upstream_ms, bytes_in, bytes_out)
+const COPY = 'COPY request_logs (occurred_at, request_id, collection_id, proxy_id, client_id, profile_id, method, path, status, duration_ms, upstream_ms, bytes_in, bytes_out, trace_id) FROM STDIN'
+const INSERT = `INSERT INTO request_logs (occurred_at, request_id, collection_id, proxy_id, client_id, profile_id, method, path, status, duration_ms, upstream_ms, bytes_in, bytes_out, trace_id)
 SELECT to_timestamp(r."time" / 1000.0), r.request_id, r.collection_id, r.proxy_id, r.client_id, r.profile_id, r.method, left(r.path, 2048), r.status, r.duration_ms, r.upstream_ms,
-  least(r.bytes_in, 2000000000)::integer, least(r.bytes_out, 2000000000)::integer
+  least(r.bytes_in, 2000000000)::integer, least(r.bytes_out, 2000000000)::integer, r.trace_id
 FROM json_to_recordset($1::json) AS r("time" double precision, request_id text, collection_id text, proxy_id text, client_id text, profile_id text,
-  method text, path text, status integer, duration_ms double precision, upstream_ms double precision, bytes_in bigint, bytes_out bigint)`
+  method text, path text, status integer, duration_ms double precision, upstream_ms double precision, bytes_in bigint, bytes_out bigint, trace_id text)`
 
 /** Writes a batch in one statement (COPY where the store has it): every record of it or none. */
 export async function insertRequestLogs (store: Queryable & Pick<Store, 'copyFrom'>, records: RequestRecord[]): Promise<void> {
@@ -47,7 +47,7 @@ function copyRows (records: RequestRecord[]): string {
     p = loggedPath(p)
     out += `${new Date(r.time).toISOString()}\t${text(r.request_id)}\t${nullable(r.collection_id)}\t${nullable(r.proxy_id)}\t${nullable(r.client_id)}\t` +
       `${nullable(r.profile_id)}\t${text(r.method)}\t${text(p)}\t${r.status}\t${r.duration_ms}\t${r.upstream_ms ?? '\\N'}\t` +
-      `${Math.min(r.bytes_in, MAX_BYTES)}\t${Math.min(r.bytes_out, MAX_BYTES)}\n`
+      `${Math.min(r.bytes_in, MAX_BYTES)}\t${Math.min(r.bytes_out, MAX_BYTES)}\t${r.trace_id == null ? '\\N' : text(r.trace_id)}\n`
   }
   return out
 }
@@ -82,14 +82,14 @@ export function tableRequestLog (store: Store): RequestLogStore {
 }
 
 export interface RequestLogFilter {
-  collection_id?: string, proxy_id?: string, client_id?: string, profile_id?: string, status?: number, method?: string, since?: string, until?: string
+  collection_id?: string, proxy_id?: string, client_id?: string, profile_id?: string, status?: number, method?: string, since?: string, until?: string, trace_id?: string
 }
 
 /** Newest first unless `pq.order` is 'asc'. */
 export async function listRequestLogs (q: Queryable, pq: PageQuery & { order?: 'asc' | 'desc' }, f: RequestLogFilter): Promise<Page<RequestLogItem>> {
   const { where, params } = whereOf([
     ['collection_id = ?', f.collection_id], ['proxy_id = ?', f.proxy_id], ['client_id = ?', f.client_id], ['profile_id = ?', f.profile_id],
-    ['status = ?', f.status], ['method = ?', f.method], ['occurred_at >= ?', f.since], ['occurred_at < ?', f.until]
+    ['status = ?', f.status], ['method = ?', f.method], ['occurred_at >= ?', f.since], ['occurred_at < ?', f.until], ['trace_id = ?', f.trace_id]
   ])
   return await page(q, `SELECT * FROM request_logs WHERE ${where}`, params, pq, (r: any) => ({
     time: iso(r.occurred_at),
@@ -104,7 +104,8 @@ export async function listRequestLogs (q: Queryable, pq: PageQuery & { order?: '
     duration_ms: Number(r.duration_ms),
     upstream_ms: r.upstream_ms === null ? null : Number(r.upstream_ms),
     bytes_in: Number(r.bytes_in),
-    bytes_out: Number(r.bytes_out)
+    bytes_out: Number(r.bytes_out),
+    trace_id: r.trace_id ?? null
   }), pq.order ?? 'desc')
 }
 

@@ -16,6 +16,7 @@
  * is over: an instance that dies mid-run leaves it to be consumed again by the one that takes the
  * partition over. Kafka is tested against librdkafka's mock cluster (docs/workflows.md).
  */
+import { parseTraceparent, type TraceContext } from '../../common/trace-context.js'
 import { randomUUID } from 'node:crypto'
 import type { Kafka, Consumer, EachMessagePayload, KafkaConfig as KafkaJsConfig, SASLOptions } from 'kafkajs'
 import { badGateway } from '../../common/errors.js'
@@ -65,6 +66,11 @@ export function kafkaClient (c: KafkaConfig, clientSuffix = ''): Kafka {
 }
 
 /** The trigger output of one message: the spec's fields; a JSON value is parsed, else the text. */
+/** W3C trace context from a message's headers (as producers instrumented with OpenTelemetry set them). */
+function traceOf (headers: Record<string, string>): TraceContext | null {
+  return parseTraceparent(headers.traceparent, headers.tracestate)
+}
+
 export function messageOutput (p: Pick<EachMessagePayload, 'topic' | 'partition' | 'message'>): Record<string, unknown> {
   const { message } = p
   const text = message.value === null ? null : message.value.toString('utf8')
@@ -222,7 +228,7 @@ async function handle (scope: TriggerScope, s: BrokerSettings, p: EachMessagePay
 async function runWithRetries (scope: TriggerScope, s: BrokerSettings, p: EachMessagePayload): Promise<void> {
   const output = messageOutput(p)
   for (let attempt = 1; ; attempt++) {
-    const r = await scope.run({ ...output })
+    const r = await scope.run({ ...output }, traceOf(output.headers as Record<string, string>))
     if (r.status === 'success' || s.commitMode === 'per_message') {
       if (r.status === 'success') scope.healthy()
       return

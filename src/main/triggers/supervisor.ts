@@ -95,7 +95,7 @@ export function createTriggerSupervisor (deps: SupervisorDeps): TriggerSuperviso
     const e: Entry = { proxy, kind, node, abort, handle: { stop: async () => {} }, lastBeat: Date.now(), report: null, state: 'running' }
     const scope: TriggerScope = {
       proxy, node, kind, instanceId: deps.instanceId, signal: abort.signal,
-      async run (output) {
+      async run (output, trace) {
         const id = randomUUID()
         let status: string
         let error: string | null = null
@@ -103,7 +103,9 @@ export function createTriggerSupervisor (deps: SupervisorDeps): TriggerSuperviso
           const { result } = await deps.runner.run({
             proxy: { id: proxy.id, workflow_id: proxy.workflow_id }, definition: proxy.workflow!, mode: 'trigger',
             trigger_output: { ...output, run_id: id }, execution_id: id, saved: true, persist: 'settings',
-            definition_key: `${proxy.id}:${proxy.workflow_id}:${proxy.version}`, lean: true
+            definition_key: `${proxy.id}:${proxy.workflow_id}:${proxy.version}`, lean: true,
+            // A message's producer context continues (CONSUMER); cron and IMAP runs start a trace.
+            trace: trace != null ? { parent: trace, remote: true, kind: 'consumer' } : { parent: null, kind: kind === 'broker_consumer' ? 'consumer' : 'internal' }
           })
           status = result.status
           error = result.error?.message ?? null

@@ -2,6 +2,7 @@
  * Production triggers: the workflows that start on their own (cron, broker,
  * IMAP). Each kind is one `start` function; the supervisor decides which run.
  */
+import type { TraceContext } from '../../common/trace-context.js'
 import type { Proxy, WorkflowDefinition, WorkflowNode } from '../../common/types.js'
 import type { ExecutionStatus } from '../store/executions.js'
 
@@ -30,8 +31,11 @@ export interface TriggerScope {
   readonly instanceId: string
   /** Aborted when the trigger is stopped or reconfigured. */
   readonly signal: AbortSignal
-  /** Runs the workflow with this trigger output (`run_id` is added); resolves to the run's status. */
-  run (output: Record<string, unknown>): Promise<{ status: ExecutionStatus | 'rejected', execution_id: string }>
+  /**
+   * Runs the workflow with this trigger output (`run_id` is added); resolves to the run's status.
+   * `trace`: the producer's context a message carried (its run continues that trace); else a new one.
+   */
+  run (output: Record<string, unknown>, trace?: TraceContext | null): Promise<{ status: ExecutionStatus | 'rejected', execution_id: string }>
   /** The trigger listens (or schedules) as it should. */
   healthy (extra?: { next_slot?: string | null, lag?: number | null, owner?: string | null }): void
   /** The trigger cannot listen; it keeps retrying. */

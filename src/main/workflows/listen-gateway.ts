@@ -5,18 +5,19 @@
  */
 import { errorBody, serviceUnavailable, toAppError } from '../../common/errors.js'
 import type { WorkflowDefinition } from '../../common/types.js'
+import type { TraceContext } from '../../common/trace-context.js'
 import type { ExecutionResult, WorkflowResponse } from '../../workers/engine/types.js'
 import { answerOf, type GatewayRoute, type RunRequest, type Runner } from './runner.js'
 import type { ExecutionRecord } from '../store/executions.js'
 import type { TriggerListens } from './trigger-listen.js'
 
 export function gatewayWorkflows (runner: Runner, listens: TriggerListens) {
-  return async (route: GatewayRoute, trigger: unknown): Promise<WorkflowResponse> => {
+  return async (route: GatewayRoute, trigger: unknown, trace: TraceContext | null = null): Promise<WorkflowResponse> => {
     const session = listens.take(route.proxy.id)
     if (session === undefined) {
       // Matched while a listen waited, which ended meanwhile: a disabled workflow must not run.
       if (listens.overlaid(route.proxy)) throw serviceUnavailable('This API is being reconfigured; retry shortly.', 1)
-      return await runner.gateway(route, trigger)
+      return await runner.gateway(route, trigger, trace)
     }
     const { result, record } = await runListened(runner, listens, session.id, route.proxy, route.workflow!, trigger)
     return answerOf(result, route.workflow!, record.id)

@@ -29,6 +29,9 @@ import type { KeyValueCache } from '../cache/types.js'
 import type { RunHooks, WorkflowPool } from './pool.js'
 import { boundRecord } from './record-size.js'
 import { resolveSubworkflows, usesNodeType } from './subworkflows.js'
+import type { TraceContext } from '../../common/trace-context.js'
+import type { Tracer } from '../observability/tracing/tracer.js'
+import { endRunSpan, startRunSpan } from '../observability/tracing/workflow-spans.js'
 
 export const DEFAULT_TIMEOUT_MS = 30_000
 
@@ -56,7 +59,15 @@ export interface RunRequest {
   definition_key?: string
   /** Per-node records come back only when they will be stored (gateway runs: nobody else reads them). */
   lean?: boolean
+  /**
+   * Traced runs (gateway requests, triggers): the run's span continues `parent` (the gateway's
+   * span, a Kafka message's context) or starts a trace; `remote` when the parent is another
+   * process's. Absent, or no tracer: not traced.
+   */
+  trace?: RunTrace
 }
+
+export interface RunTrace { parent: TraceContext | null, remote?: boolean, kind?: 'internal' | 'consumer' }
 
 /** A proxy's saved definition, as the route table holds it: the proxy's version changes with every save. */
 export type GatewayRoute = { proxy: { id: string, workflow_id: string, version?: number }, workflow: WorkflowDefinition | null }
@@ -64,7 +75,7 @@ export type GatewayRoute = { proxy: { id: string, workflow_id: string, version?:
 export interface Runner {
   run (req: RunRequest): Promise<{ result: ExecutionResult, record: ExecutionRecord }>
   /** The gateway's entry: the workflow's answer, or an AppError (504 past the deadline, 500 on a failure). */
-  gateway (route: GatewayRoute, trigger: unknown): Promise<WorkflowResponse>
+  gateway (route: GatewayRoute, trigger: unknown, trace?: TraceContext | null): Promise<WorkflowResponse>
   /** Resolves once every record write started so far has finished. */
   settled (): Promise<void>
 }
@@ -87,6 +98,8 @@ export interface RunnerDeps {
    * and kept until it moves: every save of a proxy or credential moves it. Absent: resolved per run.
    */
   configVersion?: () => number
+  /** Spans of traced runs and their nodes (null or absent: tracing off). */
+  tracer?: Tracer | null
 }
 
 /** What a run needs besides its definition and trigger output. */
@@ -206,6 +219,8 @@ export function createRunner (deps: RunnerDeps): Runner {
     if (subworkflows !== null) { task.subworkflows = subworkflows; task.depth = 0 }
     if (credentials !== undefined) task.credentials = credentials
     if (req.definition_key !== undefined) task.definition_key = req.definition_key
+    const span = req.trace === undefined || deps.tracer == null ? null : startRunSpan(deps.tracer, req, executionId)
+    if (span !== null) task.trace = span.context()
     const rs = def.runtime_settings ?? {}
     const storesSuccess = req.persist === 'settings' && deps.keepPerWorkflow > 0 && rs.save_on_success === true
     const storesError = req.persist === 'settings' && deps.keepPerWorkflow > 0 && rs.save_on_error !== false
@@ -217,7 +232,14 @@ export function createRunner (deps: RunnerDeps): Runner {
     // Hooks cost a message channel per run: only for a stream, or a cache node that needs the shared cache.
     const kv = usesCache ? deps.kv : undefined
     const hooks = req.hooks?.onEvent !== undefined || kv !== undefined ? { kv, onEvent: req.hooks?.onEvent } : undefined
-    const result = await box.submit(async () => await deps.pool.run(task, hooks, lane), deadline)
+    let result: ExecutionResult
+    try {
+      result = await box.submit(async () => await deps.pool.run(task, hooks, lane), deadline)
+    } catch (err) {
+      if (span !== null) endRunSpan(deps.tracer!, span, null, err)
+      throw err
+    }
+    if (span !== null) endRunSpan(deps.tracer!, span, result)
     const keep = result.status === 'success' ? storesSuccess : storesError
     const record: ExecutionRecord = {
       id: executionId,
@@ -235,6 +257,7 @@ export function createRunner (deps: RunnerDeps): Runner {
       error: result.error,
       workflow_version: req.workflow_version ?? null,
       replay_of: req.replay_of ?? null,
+      trace_id: span?.traceId ?? null,
       persisted: false,
       created_at: result.finished_at,
       updated_at: result.finished_at
@@ -251,9 +274,12 @@ export function createRunner (deps: RunnerDeps): Runner {
 
   return {
     run,
-    async gateway (route, trigger) {
+    async gateway (route, trigger, trace) {
       const def = route.workflow!
-      const { result, record } = await run({ proxy: route.proxy, definition: def, mode: 'gateway', trigger_output: trigger, saved: true, persist: 'settings', definition_key: planKey(route), lean: true })
+      const { result, record } = await run({
+        proxy: route.proxy, definition: def, mode: 'gateway', trigger_output: trigger, saved: true, persist: 'settings', definition_key: planKey(route), lean: true,
+        ...(trace != null ? { trace: { parent: trace } } : {})
+      })
       return answerOf(result, def, record.id)
     },
     async settled () { await chain }

@@ -15,6 +15,7 @@
 import { workflowScope, type RunContext } from '../../common/expressions/scope.js'
 import type { WorkflowDefinition, WorkflowEdge, WorkflowNode } from '../../common/types.js'
 import { NodeError, type ExecutionResult, type NodeRecord, type NodeResult, type RunTask, type WorkflowResponse } from './types.js'
+import { newSpanId, type FinishedSpan, type TraceContext } from '../../common/trace-context.js'
 import { levelOf, type Level } from './graph.js'
 import { planFor, templateOf, type Plan } from './plan.js'
 import { openBridge, type Bridge } from './bridge.js'
@@ -59,6 +60,8 @@ interface RunState {
   /** Whether this execution holds a permit of its proxy's gate, and its sub-runs in flight (it holds none while they run). */
   holding: boolean
   subsInFlight: number
+  /** Finished node spans (sampled runs only), sub-runs' included. */
+  spans: FinishedSpan[] | null
 }
 
 interface RunOptions {
@@ -90,7 +93,8 @@ async function execute (task: RunTask, bridge: Bridge, started: number, opts: Ru
     ac: new AbortController(), bridge, triggerNode,
     triggerOutput: triggerNode !== undefined && pinned[triggerNode.id] !== undefined ? pinned[triggerNode.id] : task.trigger_output,
     budget: opts.budget ?? { nodeRuns: 0, subRuns: 0, stop: null, gate: gateOf(task.workflow.proxy_id ?? task.workflow.id, task.concurrency ?? DEFAULT_CONCURRENCY) },
-    destinationReached: false, holding: false, subsInFlight: 0
+    destinationReached: false, holding: false, subsInFlight: 0,
+    spans: task.trace?.sampled === true ? [] : null
   }
   const entry = task.start_node !== undefined ? nodes.get(task.start_node) : triggerNode
   if (entry === undefined) {
@@ -174,6 +178,8 @@ async function runOne (st: RunState, level: Level, node: WorkflowNode, inputs: u
   if (++st.budget.nodeRuns > MAX_NODE_RUNS) overBudget(st, node, `The run executed more than ${MAX_NODE_RUNS} nodes (sub-workflows included); check the loops.`)
   if (st.budget.nodeRuns % YIELD_EVERY_NODE_RUNS === 0) await new Promise(resolve => setImmediate(resolve))
   const t0 = Date.now()
+  const trace = nodeTrace(st.task.trace)
+  const spanStart = trace === undefined ? 0 : performance.timeOrigin + performance.now()
   const input = inputs.length <= 1 ? inputs[0] : inputs
   const base = { node_id: node.id, name: node.name, node_type: node.type }
   const rec = { node_id: node.id, name: node.name, type: node.type, started_at: new Date(t0).toISOString(), input, ...(loop !== undefined ? { loop_index: loop.index } : {}) }
@@ -189,9 +195,10 @@ async function runOne (st: RunState, level: Level, node: WorkflowNode, inputs: u
     status = 'pinned'
   } else {
     try {
-      result = await invoke(st, level, node, inputs, input, loop, misses)
+      result = await invoke(st, level, node, inputs, input, loop, misses, trace)
     } catch (err) {
       const message = err instanceof Error ? err.message : String(err)
+      if (trace !== undefined) endNodeSpan(st, node, trace, spanStart, 'error', loop, message)
       const duration = Date.now() - t0
       st.records.push({ ...rec, status: 'error', duration_ms: duration, output: null, error: message, ...unresolved() })
       st.bridge.emit({ type: 'node_failed', ...base, at: new Date().toISOString(), duration_ms: duration, error: message })
@@ -200,6 +207,7 @@ async function runOne (st: RunState, level: Level, node: WorkflowNode, inputs: u
     }
   }
   const duration = status === 'pinned' ? 0 : Date.now() - t0
+  if (trace !== undefined) endNodeSpan(st, node, trace, spanStart, status, loop)
   st.records.push({ ...rec, status, duration_ms: duration, output: result.output, ...unresolved() })
   st.bridge.emit({ type: 'node_finished', ...base, at: new Date().toISOString(), duration_ms: duration, output: result.output, status })
   st.outputs.set(node.id, result.output)
@@ -208,7 +216,7 @@ async function runOne (st: RunState, level: Level, node: WorkflowNode, inputs: u
   return result
 }
 
-async function invoke (st: RunState, level: Level, node: WorkflowNode, inputs: unknown[], input: unknown, loop: LoopScope | undefined, misses: string[]): Promise<NodeResult> {
+async function invoke (st: RunState, level: Level, node: WorkflowNode, inputs: unknown[], input: unknown, loop: LoopScope | undefined, misses: string[], trace: TraceContext | undefined): Promise<NodeResult> {
   const runner = RUNNERS[node.type]
   if (runner === undefined) throw new NodeError(`Node type '${node.type}' cannot run in this version.`)
   const settings = templateOf(st.plan, node)(scopeFor(st, inputs, loop, src => { if (misses.length < 20) misses.push(src) })) as Record<string, unknown>
@@ -224,6 +232,7 @@ async function invoke (st: RunState, level: Level, node: WorkflowNode, inputs: u
     node: { id: node.id, name: node.name, type: node.type },
     kv: st.bridge.kv,
     loop,
+    trace,
     run: {
       task,
       outputs: st.outputs,
@@ -237,8 +246,11 @@ async function invoke (st: RunState, level: Level, node: WorkflowNode, inputs: u
           // records 'never': the caller reads only the answer, so a sub-run's per-node records are not kept.
           r = await runWorkflow({
             definition, workflow: { id: workflowId }, execution_id: task.execution_id, trigger_output: subInput, records: 'never',
-            deadline: task.deadline, outbound_allowlist: task.outbound_allowlist, subworkflows: task.subworkflows, credentials: task.credentials, depth: (task.depth ?? 0) + 1
+            deadline: task.deadline, outbound_allowlist: task.outbound_allowlist, subworkflows: task.subworkflows, credentials: task.credentials, depth: (task.depth ?? 0) + 1,
+            // The sub-run's nodes are children of this execute_subworkflow node's span.
+            ...(trace !== undefined ? { trace } : {})
           }, { bridge: { emit: () => {}, kv: st.bridge.kv, close: () => {} }, budget: st.budget, signal: st.ac.signal })
+          if (r.spans !== undefined && st.spans !== null) st.spans.push(...r.spans)
         } finally {
           if (--st.subsInFlight === 0) { await st.budget.gate.enter(st.ac.signal, true); st.holding = true }
         }
@@ -279,7 +291,30 @@ function finish (started: number, status: ExecutionResult['status'], st: RunStat
   // Records the caller will not store stay here: they are most of the result's cost between threads.
   const mode = st?.task.records ?? 'always'
   const keep = st !== null && (mode === 'always' || (mode === 'on_error' && status !== 'success'))
-  return { status, started_at: new Date(started).toISOString(), finished_at: new Date(now).toISOString(), duration_ms: now - started, nodes: keep ? st.records : [], node_inputs: keep ? st.nodeInputs : {}, response, error }
+  const result: ExecutionResult = { status, started_at: new Date(started).toISOString(), finished_at: new Date(now).toISOString(), duration_ms: now - started, nodes: keep ? st.records : [], node_inputs: keep ? st.nodeInputs : {}, response, error }
+  if (st?.spans != null) result.spans = st.spans
+  return result
+}
+
+/** A node run's own span context under the run's (same trace and sampling, a new span id); none without a trace. */
+function nodeTrace (run: TraceContext | undefined): TraceContext | undefined {
+  if (run === undefined) return undefined
+  return run.state === undefined
+    ? { trace_id: run.trace_id, span_id: newSpanId(), sampled: run.sampled }
+    : { trace_id: run.trace_id, span_id: newSpanId(), sampled: run.sampled, state: run.state }
+}
+
+function endNodeSpan (st: RunState, node: WorkflowNode, trace: TraceContext, start: number, status: 'success' | 'pinned' | 'error', loop: LoopScope | undefined, message?: string): void {
+  if (st.spans === null) return
+  const attributes: FinishedSpan['attributes'] = {
+    'gatehouse.node.id': node.id, 'gatehouse.node.name': node.name, 'gatehouse.node.type': node.type, 'gatehouse.node.status': status,
+    'gatehouse.execution.id': st.task.execution_id
+  }
+  if (loop !== undefined) attributes['gatehouse.node.loop_index'] = loop.index
+  st.spans.push({
+    span_id: trace.span_id, parent_id: st.task.trace!.span_id, name: `${node.type} ${node.name}`, kind: 0,
+    start, end: performance.timeOrigin + performance.now(), status: status === 'error' ? 2 : 0, attributes, ...(message !== undefined ? { message } : {})
+  })
 }
 
 function upstreamInput (node: WorkflowNode, edges: WorkflowEdge[], outputs: Map<string, unknown>): unknown {

@@ -1,6 +1,7 @@
 /** What a workflow run receives (everything: workers open no connections) and what it returns. */
 import type { MessagePort } from 'node:worker_threads'
 import type { WorkflowDefinition } from '../../common/types.js'
+import type { FinishedSpan, TraceContext } from '../../common/trace-context.js'
 
 /** An HTTP credential as http_request_node applies it. */
 export type HttpCredential =
@@ -49,6 +50,11 @@ export interface RunTask {
   port?: MessagePort
   /** Whether the main side answers cache requests on `port`. */
   kv?: boolean
+  /**
+   * The run's span (the main thread's): each node run becomes its child, and http_request_node
+   * sends it on as `traceparent`. Absent: no tracing.
+   */
+  trace?: TraceContext
 }
 
 /** What the main thread sees as each node starts and ends (the builder's test stream). */
@@ -100,7 +106,10 @@ export interface ExecutionResult {
   error: { node_id: string | null, message: string } | null
   /** Set instead of running when the task carried only a definition_key this worker does not hold. */
   plan_missing?: true
+  /** Node runs as finished spans, when the task's trace is sampled (sub-runs' included). */
+  spans?: FinishedSpan[]
 }
+
 
 /** What a node's run function gets. */
 export interface NodeContext {
@@ -120,6 +129,8 @@ export interface NodeContext {
   loop?: { item: unknown, index: number, loop: Record<string, unknown> }
   /** The run's context, for nodes that need more than their settings. */
   run: RunContextForNodes
+  /** This node run's span as a parent: sent by http_request_node as `traceparent` (and `tracestate`). */
+  trace?: TraceContext
 }
 
 /** What nodes such as code_node and execute_subworkflow read from the run. */

@@ -9,13 +9,15 @@ import https from 'node:https'
 import net from 'node:net'
 import { randomBytes } from 'node:crypto'
 import { createHash } from 'node:crypto'
+import { formatTraceparent, type TraceContext } from '../../common/trace-context.js'
 import { NodeError, type HttpCredential, type NodeContext, type NodeResult } from '../engine/types.js'
 import { allowed, guardedLookup, isBlockedAddress, parseAllowlist, type Allowlist } from './outbound-guard.js'
 
 const MAX_RESPONSE = 10 * 1024 * 1024
 const MAX_REDIRECTS = 5
 /** Headers still sent after a redirect to another origin: nothing that could carry a secret. */
-const CROSS_ORIGIN_KEPT = new Set(['accept', 'accept-language', 'user-agent', 'content-type', 'content-language'])
+// The trace context is no secret: the redirected request stays in the node run's trace.
+const CROSS_ORIGIN_KEPT = new Set(['accept', 'accept-language', 'user-agent', 'content-type', 'content-language', 'traceparent', 'tracestate'])
 
 /** OAuth2 access tokens of this worker, until shortly before they expire. */
 const tokens = new Map<string, { token: string, until: number }>()
@@ -120,6 +122,13 @@ Promise<{ status: number, headers: http.IncomingHttpHeaders, body: Buffer }> {
   })
 }
 
+/** W3C trace context of this node run, replacing any the node's settings gave (this run is the parent). */
+function propagate (trace: TraceContext, headers: Record<string, string>): void {
+  for (const k of Object.keys(headers)) if (k.toLowerCase() === 'traceparent' || k.toLowerCase() === 'tracestate') delete headers[k]
+  headers.traceparent = formatTraceparent(trace.trace_id, trace.span_id, trace.sampled)
+  if (trace.state !== undefined) headers.tracestate = trace.state
+}
+
 export async function runHttpRequest (ctx: NodeContext): Promise<NodeResult> {
   const s = ctx.settings
   const method = String(s.method ?? 'GET').toUpperCase()
@@ -129,6 +138,7 @@ export async function runHttpRequest (ctx: NodeContext): Promise<NodeResult> {
   const headers: Record<string, string> = {}
   for (const [k, v] of Object.entries((s.headers ?? {}) as Record<string, unknown>)) headers[k] = String(v)
   const body = encodeBody(s.body as Body | undefined, headers)
+  if (ctx.trace !== undefined) propagate(ctx.trace, headers)
   const timeoutMs = Math.max(1, Math.min(Number(s.timeout_ms ?? 30_000), ctx.deadline - Date.now()))
   const ac = new AbortController()
   const timer = setTimeout(() => ac.abort(), timeoutMs)

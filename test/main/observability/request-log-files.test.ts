@@ -39,7 +39,7 @@ t.test('awkward values are listed back as given', async t => {
     'counted as PostgreSQL counts them (an emoji is one: 1,501 characters in 3,001 UTF-16 units stay whole)')
   t.same(items[0], {
     time: new Date(T0).toISOString(), request_id: 'r0', collection_id: 'c', proxy_id: 'p', client_id: null, profile_id: null,
-    method: 'GET', path: '/tab\there', status: 200, duration_ms: 1.25, upstream_ms: null, bytes_in: 0, bytes_out: 3e9
+    method: 'GET', path: '/tab\there', status: 200, duration_ms: 1.25, upstream_ms: null, bytes_in: 0, bytes_out: 3e9, trace_id: null
   }, 'every field, the time to the millisecond')
   t.equal((await log.list({ limit: 100 }, { proxy_id: 'other' })).items.length, 0, 'a filter matches the field, not text inside another field')
 })

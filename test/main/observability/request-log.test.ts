@@ -153,8 +153,9 @@ for (const way of ['COPY', 'INSERT'] as const) {
 t.test('the request log table: few indexes to write, the client filter still indexed (postgres)', async t => {
   const store = await openTestStore(t, 'postgres')
   const indexes = (await store.query("SELECT indexname, indexdef FROM pg_indexes WHERE tablename = 'request_logs' ORDER BY indexname")).rows
-  t.same(indexes.map((r: any) => r.indexname), ['request_logs_client_idx', 'request_logs_proxy_idx', 'request_logs_seq_key', 'request_logs_time_brin'], 'each written row pays for few indexes')
+  t.same(indexes.map((r: any) => r.indexname), ['request_logs_client_idx', 'request_logs_proxy_idx', 'request_logs_seq_key', 'request_logs_time_brin', 'request_logs_trace_idx'], 'each written row pays for few indexes')
   t.match(indexes[0].indexdef, /WHERE \(client_id IS NOT NULL\)/, 'a request without a client has no entry in the client index')
+  t.match(indexes[4].indexdef, /WHERE \(trace_id IS NOT NULL\)/, 'an untraced request has no entry in the trace index')
   const base = { time: Date.now(), collection_id: 'c', proxy_id: 'p', profile_id: null, method: 'GET', path: '/x', status: 200, duration_ms: 1, upstream_ms: 1, bytes_in: 0, bytes_out: 0 }
   await insertRequestLogs(store, Array.from({ length: 3000 }, (_, i) => ({ ...base, request_id: `r${i}`, client_id: i % 1000 === 0 ? 'rare' : null })))
   await store.query('ANALYZE request_logs')

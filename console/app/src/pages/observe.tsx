@@ -5,7 +5,7 @@ import { get, type Page } from '../api'
 import { ErrorText, Status, formValues, when } from '../ui'
 import type { Collection } from './collections'
 
-interface LogRecord { time: string, request_id: string, collection_id: string | null, proxy_id: string | null, client_id: string | null, method: string, path: string, status: number, duration_ms: number }
+interface LogRecord { time: string, request_id: string, collection_id: string | null, proxy_id: string | null, client_id: string | null, method: string, path: string, status: number, duration_ms: number, trace_id?: string | null }
 interface AuditEntry { id: string, occurred_at: string, actor_sub: string | null, source: string, action: string, resource_kind: string | null, resource_id: string | null, method: string | null, path: string, status: number, tool?: string | null }
 
 /** Filters held as a query string; the form sets them. */
@@ -15,7 +15,7 @@ function useFilters () {
     e.preventDefault()
     setQuery(new URLSearchParams(Object.entries(formValues(e.currentTarget)).filter(([, v]) => v !== '')).toString())
   }
-  return { query, submit }
+  return { query, submit, setQuery }
 }
 
 function useCollections () {
@@ -23,8 +23,9 @@ function useCollections () {
 }
 
 export function RequestLogsPage () {
-  const { query, submit } = useFilters()
+  const { query, submit, setQuery } = useFilters()
   const colls = useCollections()
+  const traceShown = new URLSearchParams(query).get('trace_id')
   const logs = useQuery({ queryKey: ['request-logs', query], queryFn: async () => await get<Page<LogRecord>>(`/request-logs?limit=100&${query}`) })
   const name = (id: string | null) => colls.data?.items.find(c => c.id === id)?.name ?? id ?? '—'
   return (
@@ -36,20 +37,25 @@ export function RequestLogsPage () {
         <input name='status' placeholder='Status (e.g. 404)' aria-label='Status' size={12} />
         <input name='client_id' placeholder='Client id' aria-label='Client id' />
         <input name='since' type='datetime-local' aria-label='Since' />
+        <input name='trace_id' placeholder='Trace id' aria-label='Trace id' size={34} pattern='[0-9a-fA-F]{32}' />
         <button type='submit'>Filter</button>
       </form>
+      {traceShown !== null && <p className='muted'>Requests of trace <code>{traceShown}</code> (the same id in your tracing backend shows its spans). <button type='button' className='ghost' onClick={() => { setQuery('') }}>Show all</button></p>}
       <ErrorText error={logs.error} />
       <table>
-        <thead><tr><th>Time</th><th>Method</th><th>Path</th><th>Status</th><th>ms</th><th>Collection</th><th>Client</th></tr></thead>
+        <thead><tr><th>Time</th><th>Method</th><th>Path</th><th>Status</th><th>ms</th><th>Collection</th><th>Client</th><th>Trace</th></tr></thead>
         <tbody>
           {logs.data?.items.map(r => (
             <tr key={r.request_id + r.time}>
               <td>{when(r.time)}</td><td>{r.method}</td><td><code>{r.path}</code></td>
               <td><span className={`pill s${String(r.status)[0]}xx`}>{r.status}</span></td><td>{r.duration_ms}</td>
               <td>{name(r.collection_id)}</td><td className='muted'>{r.client_id ?? '—'}</td>
+              <td>{r.trace_id != null
+                ? <button type='button' className='ghost' title='Show every request of this trace' aria-label={`Trace ${r.trace_id}`} onClick={() => { setQuery(`trace_id=${r.trace_id!}`) }}><code>{r.trace_id}</code></button>
+                : <span className='muted'>—</span>}</td>
             </tr>
           ))}
-          {logs.data?.items.length === 0 && <tr><td colSpan={7} className='muted'>No requests match.</td></tr>}
+          {logs.data?.items.length === 0 && <tr><td colSpan={8} className='muted'>No requests match.</td></tr>}
         </tbody>
       </table>
     </section>

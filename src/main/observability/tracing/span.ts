@@ -4,7 +4,9 @@
  * Turned into OpenTelemetry's ReadableSpan shape only at export time (export.ts),
  * off the request path.
  */
-import { newSpanId, type TraceContext } from '../../../common/trace-context.js'
+import { newSpanId, type FinishedSpan, type TraceContext } from '../../../common/trace-context.js'
+
+export type { FinishedSpan }
 
 /** OpenTelemetry's SpanKind values (INTERNAL 0, SERVER 1, CLIENT 2, PRODUCER 3, CONSUMER 4). */
 export const KIND = { internal: 0, server: 1, client: 2, producer: 3, consumer: 4 } as const
@@ -52,15 +54,3 @@ export class Span {
   }
 }
 
-/** A span that ran elsewhere (a worker's node run) and comes back finished, as plain data. */
-export interface FinishedSpan {
-  span_id: string
-  parent_id: string
-  name: string
-  kind: number
-  start: number
-  end: number
-  status: number
-  message?: string
-  attributes: Attributes
-}

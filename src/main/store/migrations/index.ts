@@ -20,6 +20,7 @@ import { m013ResponseSettings } from './013-response-settings.js'
 import { m014AuditAssistant } from './014-audit-assistant.js'
 import { m015CollectionUpstream } from './015-collection-upstream.js'
 import { m016ParameterDefaults } from './016-parameter-defaults.js'
+import { m017TraceIds } from './017-trace-ids.js'
 
 /** `embeddedSql`, when given, is what the embedded store runs instead of `sql`. */
 export interface Migration { version: number, name: string, sql: string, embeddedSql?: string }
@@ -40,5 +41,6 @@ export const MIGRATIONS: readonly Migration[] = [
   m013ResponseSettings,
   m014AuditAssistant,
   m015CollectionUpstream,
-  m016ParameterDefaults
+  m016ParameterDefaults,
+  m017TraceIds
 ]
