@@ -202,9 +202,11 @@ export class NodeRequest implements GatewayRequest {
   forEach (cb: (key: string, value: string) => void): void {
     const raw = this.req.rawHeaders
     let host = false
+    let length = false
     for (let i = 0; i < raw.length; i += 2) {
       let k = raw[i].toLowerCase()
       if (k === this.dropName) continue
+      if (k === 'content-length') length = true
       if (k.charCodeAt(0) === 58) { // ':' HTTP/2 pseudo-headers: only :authority is a header (Host)
         if (k !== ':authority') continue
         k = 'host'
@@ -212,6 +214,8 @@ export class NodeRequest implements GatewayRequest {
       if (k === 'host') { if (host) continue; host = true }
       cb(k, raw[i + 1])
     }
+    // HTTP/2 frames a body without Content-Length: the stages read it as HTTP/1.1's chunked (length unknown).
+    if (this.req.httpVersionMajor === 2 && !length && !(this.req as http2.Http2ServerRequest).stream.endAfterHeaders) cb('transfer-encoding', 'chunked')
     if (this.extra !== null) cb(this.extra[0], this.extra[1])
   }
 }
