@@ -131,6 +131,8 @@ export interface Proxy extends BaseRecord {
   cache: ProxyCacheSettings | null
   /** Compress answers when the client accepts it (and COMPRESSION is on). */
   compression: boolean
+  /** Relays `Upgrade: websocket` requests to the backend (ws/wss from the target URL). */
+  websocket: boolean
   /** Add a missing query parameter's `default` to the forwarded query (default false: the query is kept as sent). */
   apply_parameter_defaults: boolean
 }

@@ -39,7 +39,7 @@ export function proxy (c: Collection, over: Partial<Proxy> = {}): Proxy {
   return {
     id: `p${seq}`, collection_id: c.id, name: `p${seq}`, description: '', methods: ['GET'], path: '/', target_path: '/', headers: [],
     parameters: [], request_schema: null, response_schema: null, streaming: false, status: 'published', workflow_enabled: false,
-    workflow: null, workflow_id: `w${seq}`, timeout_ms: null, max_body_bytes: null, cache: null, compression: true, apply_parameter_defaults: false, version: 1, created_at: '', updated_at: '', ...over
+    workflow: null, workflow_id: `w${seq}`, timeout_ms: null, max_body_bytes: null, cache: null, compression: true, apply_parameter_defaults: false, websocket: false, version: 1, created_at: '', updated_at: '', ...over
   }
 }
 

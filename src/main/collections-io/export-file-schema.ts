@@ -69,7 +69,8 @@ const proxy = {
     workflow: { ...workflow, default: null },
     timeout_ms: { type: ['integer', 'null'], minimum: 1, default: null },
     max_body_bytes: { type: ['integer', 'null'], minimum: 1, maximum: 1_073_741_824, default: null },
-    apply_parameter_defaults: { type: 'boolean' }
+    apply_parameter_defaults: { type: 'boolean' },
+    websocket: { type: 'boolean' }
   }
 }
 

@@ -16,7 +16,7 @@ export type ExportedCollection =
   { upstream_url?: string, upstream?: UpstreamInput }
 
 export type ExportedProxy = Pick<Proxy, 'name' | 'description' | 'methods' | 'path' | 'target_path' | 'headers' |
-'parameters' | 'request_schema' | 'response_schema' | 'streaming' | 'status' | 'workflow_enabled' | 'workflow' | 'timeout_ms' | 'max_body_bytes'> & Partial<Pick<Proxy, 'apply_parameter_defaults'>>
+'parameters' | 'request_schema' | 'response_schema' | 'streaming' | 'status' | 'workflow_enabled' | 'workflow' | 'timeout_ms' | 'max_body_bytes'> & Partial<Pick<Proxy, 'apply_parameter_defaults' | 'websocket'>>
 
 export interface ExportedItem {
   collection: ExportedCollection
@@ -77,7 +77,8 @@ function exportProxy (p: Proxy): ExportedProxy {
     timeout_ms: p.timeout_ms ?? null,
     max_body_bytes: p.max_body_bytes ?? null,
     // Written only when on, so files of proxies that keep the default read as before.
-    ...(p.apply_parameter_defaults ? { apply_parameter_defaults: true } : {})
+    ...(p.apply_parameter_defaults ? { apply_parameter_defaults: true } : {}),
+    ...(p.websocket ? { websocket: true } : {})
   }
 }
 

@@ -11,7 +11,7 @@ import type { AccessGate } from '../access/gate.js'
 import type { Config } from '../config/config.js'
 import type { AccessFields, Logger } from '../logger.js'
 import type { RequestRecord } from '../observability/types.js'
-import type { GatewayRequest, GatewayResponse } from './http/types.js'
+import type { AcceptUpgrade, GatewayRequest, GatewayResponse } from './http/types.js'
 import { endRequestSpans } from '../observability/tracing/gateway-spans.js'
 import { KIND, type Span } from '../observability/tracing/span.js'
 import type { Tracer } from '../observability/tracing/tracer.js'
@@ -133,6 +133,8 @@ export class GatewayExchange {
   gate: Promise<AppError | null> | null = null
   /** The backend exchange while forwarding (aborted with the client). */
   upstream: Exchange | null = null
+  /** Set on an `Upgrade: websocket` request: accepts it once the backend has (websocket/relay.ts). */
+  accept: AcceptUpgrade | null = null
   upstreamStart = 0
   bytesIn = 0
   bytesOut = 0

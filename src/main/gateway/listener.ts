@@ -21,6 +21,7 @@ import { registerWebRoute } from './mcp-route.js'
 import { createTrustedProxies, parseTrustedProxies } from './trusted-proxies.js'
 import { createLoadShedder } from './load-shedding.js'
 import { forward } from './forward.js'
+import { relayWebSocket } from './websocket/relay.js'
 import type { Gateway, GatewayOptions } from './index.js'
 import { RouteTable } from './route-table.js'
 import { createHopVerifier, newHopSecret, startTlsListener, type TlsListener } from './tls-listener.js'
@@ -93,6 +94,12 @@ export function createGateway (opts: GatewayOptions): Gateway {
     })
   }
   app.any('/*', (res, req) => { handleRequest(new GatewayExchange(ctx, res, req)) })
+  // Upgrade requests run the same stages; proceed() relays them when the proxy has websocket: true.
+  app.upgrade('/*', (res, req, accept) => {
+    const x = new GatewayExchange(ctx, res, req)
+    x.accept = accept
+    handleRequest(x)
+  })
 
   return {
     get inFlight () { return ctx.inFlight },
@@ -174,7 +181,9 @@ function proceed (x: GatewayExchange, body: Buffer | null): boolean {
     if (r instanceof AppError) { x.fail(r); return false }
     q = r.query
   }
-  if (route.workflow !== null) runWorkflowTarget(x, q, body)
+  // A WebSocket handshake on a proxy that relays them; on any other proxy it is a plain request.
+  if (x.accept !== null && route.websocket) relayWebSocket(x, q)
+  else if (route.workflow !== null) runWorkflowTarget(x, q, body)
   else forward(x, q, body)
   return true
 }

@@ -33,6 +33,8 @@ export interface CompiledRoute {
   /** Request body limit (the proxy's, else MAX_BODY_BYTES). */
   maxBodyBytes: number
   streaming: boolean
+  /** Relays WebSocket upgrades (websocket/relay.ts). */
+  websocket: boolean
   /** Parameter and body validation; null when the proxy declares neither (one check per request). */
   validator: CompiledValidator | null
   /** The enabled workflow that answers instead of the backend, or null. */
@@ -357,6 +359,7 @@ function compileRoute (c: Collection, p: Proxy, env: Readonly<Record<string, str
     timeoutMs: p.timeout_ms,
     maxBodyBytes: p.max_body_bytes ?? defaultMaxBody,
     streaming: p.streaming,
+    websocket: p.websocket ?? false,
     validator,
     // Gateway traffic starts only http_trigger workflows: a proxy whose workflow starts on its own (cron, broker,
     // IMAP) or from the builder (manual) forwards to its backend like a proxy without a workflow.

@@ -39,6 +39,7 @@ const fields = {
   status: { type: 'string', enum: ['draft', 'published'] },
   timeout_ms: { type: ['integer', 'null'], minimum: 1, maximum: 3_600_000 },
   max_body_bytes: { type: ['integer', 'null'], minimum: 1, maximum: 1_073_741_824 },
+  websocket: { type: 'boolean', description: 'Relay WebSocket upgrades (Upgrade: websocket) to the backend after the same access checks as any call; frames go both ways until either side closes (default false).' },
   apply_parameter_defaults: { type: 'boolean', description: 'Add a query parameter\'s default to the forwarded query when the caller omits it (default false: the backend sees the query as sent; defaults still pre-fill the developer portal).' }
 }
 /** Proxy fields a client may send back as it read them; the workflow routes set them. */

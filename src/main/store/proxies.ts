@@ -10,7 +10,7 @@ export type ProxyInput = Pick<Proxy, 'collection_id' | 'name' | 'methods' | 'pat
 export type ProxyPatch = Partial<Omit<Proxy, 'id' | 'version' | 'created_at' | 'updated_at' | 'workflow_id'>>
 
 const FIELDS = ['collection_id', 'name', 'description', 'methods', 'path', 'target_path', 'headers', 'parameters', 'request_schema',
-  'response_schema', 'streaming', 'status', 'workflow_enabled', 'workflow', 'timeout_ms', 'max_body_bytes', 'cache', 'compression', 'apply_parameter_defaults'] as const
+  'response_schema', 'streaming', 'status', 'workflow_enabled', 'workflow', 'timeout_ms', 'max_body_bytes', 'cache', 'compression', 'apply_parameter_defaults', 'websocket'] as const
 const JSON_FIELDS = new Set(['methods', 'headers', 'parameters', 'request_schema', 'response_schema', 'workflow', 'cache'])
 
 export function toProxy (r: any): Proxy {
@@ -36,6 +36,7 @@ export function toProxy (r: any): Proxy {
     cache: r.cache === undefined ? null : json(r.cache),
     compression: r.compression ?? true,
     apply_parameter_defaults: r.apply_parameter_defaults ?? false,
+    websocket: r.websocket ?? false,
     version: Number(r.version),
     created_at: iso(r.created_at),
     updated_at: iso(r.updated_at)
@@ -97,12 +98,12 @@ export async function hasClaims (q: Queryable, id: string): Promise<boolean> {
 export async function insertProxyRow (q: Queryable, input: ProxyInput, opts: { claim?: boolean } = {}): Promise<Proxy> {
   const { rows } = await q.query(
     `INSERT INTO proxies (id, collection_id, name, description, methods, path, target_path, headers, parameters, request_schema,
-       response_schema, streaming, status, workflow_enabled, workflow, workflow_id, timeout_ms, max_body_bytes, cache, compression, apply_parameter_defaults)
-     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20, $21) RETURNING *`,
+       response_schema, streaming, status, workflow_enabled, workflow, workflow_id, timeout_ms, max_body_bytes, cache, compression, apply_parameter_defaults, websocket)
+     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20, $21, $22) RETURNING *`,
     [randomUUID(), input.collection_id, input.name, input.description ?? '', JSON.stringify(input.methods), input.path, input.target_path,
       JSON.stringify(input.headers ?? []), JSON.stringify(input.parameters ?? []), jsonOrNull(input.request_schema),
       jsonOrNull(input.response_schema), input.streaming ?? false, input.status ?? 'draft', input.workflow_enabled ?? false,
-      jsonOrNull(input.workflow), randomUUID(), input.timeout_ms ?? null, input.max_body_bytes ?? null, jsonOrNull(input.cache), input.compression ?? true, input.apply_parameter_defaults ?? false])
+      jsonOrNull(input.workflow), randomUUID(), input.timeout_ms ?? null, input.max_body_bytes ?? null, jsonOrNull(input.cache), input.compression ?? true, input.apply_parameter_defaults ?? false, input.websocket ?? false])
   const proxy = toProxy(rows[0])
   if (opts.claim !== false) await claimRoutes(q, proxy)
   return proxy

@@ -81,6 +81,19 @@ for (const kind of STORE_KINDS) {
       t.equal(copy.body.upstream.max_in_flight_per_target, 10)
     })
 
+    t.test('a proxy relays WebSockets when websocket is true', async t => {
+      const c = await m.call('POST', '/api/v1/collections', { body: { name: 'ws', base_path: '/ws', upstream_url: 'http://127.0.0.1:9000' } })
+      let r = await m.call('POST', '/api/v1/proxies', { body: { collection_id: c.body.id, name: 'chat', methods: ['GET'], path: '/chat', websocket: true } })
+      t.equal(r.status, 201)
+      t.equal(r.body.websocket, true)
+      r = await m.call('POST', '/api/v1/proxies', { body: { collection_id: c.body.id, name: 'plain', methods: ['GET'], path: '/plain' } })
+      t.equal(r.body.websocket, false, 'off by default')
+      r = await m.call('PUT', `/api/v1/proxies/${r.body.id}`, { body: { websocket: true } })
+      t.equal(r.body.websocket, true)
+      r = await m.call('POST', '/api/v1/proxies', { body: { collection_id: c.body.id, name: 'bad', methods: ['GET'], path: '/bad', websocket: 'yes' } })
+      t.equal(r.status, 400)
+    })
+
     t.test('the OpenAPI document describes upstream', async t => {
       const r = await m.call('GET', '/api/v1/openapi.json')
       const schema = r.body.paths['/api/v1/collections'].post.requestBody.content['application/json'].schema

@@ -51,6 +51,8 @@ function compileRoutes (routes: readonly Route[]): (method: string, path: string
   }
   const byPrefix = new Map<string, Methods>()
   for (const r of routes) {
+    // WebSocket upgrades are relayed by the uWS layer only; here an upgrade request is a plain request.
+    if (r.method === 'upgrade') continue
     const m = r.pattern.endsWith('/*') ? slot(byPrefix, r.pattern.slice(0, -1)) : slot(exact, r.pattern)
     m[r.method] ??= r.handler
   }

@@ -64,15 +64,48 @@ export interface GatewayRequest {
 export type HttpHandler = (res: GatewayResponse, req: GatewayRequest) => void
 
 /**
+ * A WebSocket the HTTP layer accepted, towards the client (uWS's WebSocket as it is). `send`
+ * answers 1 (sent), 0 (queued: wait for the session's onDrain) or 2 (dropped: over the limit).
+ */
+export interface GatewaySocket {
+  send (message: Chunk, isBinary: boolean): number
+  /** Closes with a close frame (code, reason). */
+  end (code?: number, reason?: Chunk): void
+  getBufferedAmount (): number
+}
+
+/** What a WebSocket's events go to, from the moment the layer opens it. */
+export interface SocketSession {
+  onOpen (socket: GatewaySocket): void
+  /** `message` is valid only during the call. */
+  onMessage (message: ArrayBuffer, isBinary: boolean): void
+  /** The client took what was queued. */
+  onDrain (): void
+  /** The client side is closed (its close frame, or the connection gone). */
+  onClose (code: number, reason: ArrayBuffer): void
+}
+
+/**
+ * Completes a WebSocket handshake that `UpgradeHandler` chose to accept (also later, from another
+ * callback): the 101 with the sub-protocol given, then events to `session`.
+ */
+export type AcceptUpgrade = (session: SocketSession, protocol: string | null) => void
+
+/** An `Upgrade: websocket` request: answer it like any request (`res`), or accept it. */
+export type UpgradeHandler = (res: GatewayResponse, req: GatewayRequest, accept: AcceptUpgrade) => void
+
+/**
  * Routes on the gateway listener: exact paths, or prefixes written `/prefix/*`, matched before
  * the catch-all `/*` (the longest prefix wins). Registered before listen.
  */
 export interface RouteRegistrar {
   get (pattern: string, handler: HttpHandler): void
   any (pattern: string, handler: HttpHandler): void
+  /** WebSocket upgrade requests on the pattern (registered with `any` for the same pattern, which serves the rest). */
+  upgrade (pattern: string, handler: UpgradeHandler): void
 }
 
-export interface Route { method: 'get' | 'any', pattern: string, handler: HttpHandler }
+export type Route = { method: 'get' | 'any', pattern: string, handler: HttpHandler } | { method: 'upgrade', pattern: string, handler: UpgradeHandler }
 
 /** One HTTP layer serving the registered routes. */
 export interface HttpLayer {

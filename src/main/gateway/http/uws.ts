@@ -5,7 +5,7 @@
  */
 import { createRequire } from 'node:module'
 import type uWS from 'uWebSockets.js'
-import { portTaken, type GatewayRequest, type GatewayResponse, type HttpLayer, type Route } from './types.js'
+import { portTaken, type GatewayRequest, type GatewayResponse, type HttpLayer, type Route, type SocketSession, type UpgradeHandler } from './types.js'
 
 // Compile-time proof that uWS's objects are the boundary's, unwrapped.
 export const asBoundary = (res: uWS.HttpResponse, req: uWS.HttpRequest): [GatewayResponse, GatewayRequest] => [res, req]
@@ -14,7 +14,10 @@ export function createUwsLayer (routes: readonly Route[]): HttpLayer {
   // Loaded here, not at import: a service in node mode never loads the native binary.
   const u = createRequire(import.meta.url)('uWebSockets.js') as typeof uWS
   const app = u.App()
-  for (const r of routes) app[r.method](r.pattern, r.handler)
+  for (const r of routes) {
+    if (r.method === 'upgrade') app.ws(r.pattern, upgradeBehavior(r.handler))
+    else app[r.method](r.pattern, r.handler)
+  }
   let listenSocket: uWS.us_listen_socket | null = null
   return {
     name: 'uws',
@@ -34,5 +37,35 @@ export function createUwsLayer (routes: readonly Route[]): HttpLayer {
       if (listenSocket !== null) { u.us_listen_socket_close(listenSocket); listenSocket = null }
     },
     close () { app.close() }
+  }
+}
+
+/** Largest WebSocket message either way (uWS's default is 16 KiB). */
+export const MAX_WS_MESSAGE = 16 * 1024 * 1024
+/** Bytes queued towards a WebSocket client past which uWS closes it rather than buffer more. */
+const MAX_WS_BACKPRESSURE = 64 * 1024 * 1024
+
+interface WsData { session: SocketSession }
+
+/** uWS's WebSocket server: the handler decides; an accepted socket's events go to its session. */
+function upgradeBehavior (handler: UpgradeHandler): uWS.WebSocketBehavior<WsData> {
+  return {
+    maxPayloadLength: MAX_WS_MESSAGE,
+    maxBackpressure: MAX_WS_BACKPRESSURE,
+    closeOnBackpressureLimit: 1,
+    idleTimeout: 0,
+    sendPingsAutomatically: true,
+    upgrade: (res, req, context) => {
+      // What the 101 needs from the request, copied now: req is gone after this call.
+      const key = req.getHeader('sec-websocket-key')
+      const extensions = req.getHeader('sec-websocket-extensions')
+      handler(res, req, (session, protocol) => {
+        res.cork(() => { res.upgrade<WsData>({ session }, key, protocol ?? '', extensions, context) })
+      })
+    },
+    open: ws => { ws.getUserData().session.onOpen(ws) },
+    message: (ws, message, isBinary) => { ws.getUserData().session.onMessage(message, isBinary) },
+    drain: ws => { ws.getUserData().session.onDrain() },
+    close: (ws, code, reason) => { ws.getUserData().session.onClose(code, reason) }
   }
 }

@@ -21,6 +21,7 @@ import { m014AuditAssistant } from './014-audit-assistant.js'
 import { m015CollectionUpstream } from './015-collection-upstream.js'
 import { m016ParameterDefaults } from './016-parameter-defaults.js'
 import { m017TraceIds } from './017-trace-ids.js'
+import { m018ProxyWebsocket } from './018-proxy-websocket.js'
 
 /** `embeddedSql`, when given, is what the embedded store runs instead of `sql`. */
 export interface Migration { version: number, name: string, sql: string, embeddedSql?: string }
@@ -42,5 +43,6 @@ export const MIGRATIONS: readonly Migration[] = [
   m014AuditAssistant,
   m015CollectionUpstream,
   m016ParameterDefaults,
-  m017TraceIds
+  m017TraceIds,
+  m018ProxyWebsocket
 ]

@@ -7,6 +7,9 @@ import t from 'tap'
 import { balancedCollection, proxy, startGateway } from '../../../helpers/gateway.js'
 import { countBy, load, startBackend, type Handler } from '../../../helpers/backends.js'
 
+// Distribution and counts are the point here: a loaded host must not shed requests (503) in the middle.
+const NO_SHED = { SHED_EVENT_LOOP_DELAY_MS: '0' }
+
 const sleep = (ms: number) => new Promise(resolve => setTimeout(resolve, ms))
 async function until (what: string, ok: () => boolean, ms = 20_000): Promise<void> {
   const end = Date.now() + ms
@@ -36,7 +39,7 @@ function steadyLoad (url: string, concurrency: number): { stop: () => Promise<Ar
 
 t.test('a target killed under steady load: GETs keep succeeding, it is ejected, and comes back when healthy', async t => {
   const bs = await Promise.all(['a', 'b', 'c'].map((n, i) => startBackend(t, `127.0.0.${i + 2}`, n)))
-  const { gateway, url } = await startGateway(t)
+  const { gateway, url } = await startGateway(t, {}, NO_SHED)
   const col = balancedCollection(bs.map(b => ({ url: b.url })), {
     health_checks: {
       passive: { consecutive_failures: 3, ejection_ms: 1000, max_ejection_percent: 50 },
@@ -70,7 +73,7 @@ t.test('without retries, at most the requests in flight to the killed target fai
   const bs = await Promise.all(['a', 'b', 'c'].map((n, i) => startBackend(t, `127.0.0.${i + 2}`, n, 0, (req, res, body, b) => {
     setTimeout(() => { res.writeHead(200, { 'x-backend': b.name }); res.end('{}') }, 5)
   })))
-  const { gateway, url } = await startGateway(t)
+  const { gateway, url } = await startGateway(t, {}, NO_SHED)
   const col = balancedCollection(bs.map(b => ({ url: b.url })), { health_checks: { passive: { consecutive_failures: 3, ejection_ms: 2000, max_ejection_percent: 50 } } })
   gateway.setRoutes([col], [proxy(col, { path: '/*', target_path: '/*' })])
   const concurrency = 6
@@ -89,7 +92,7 @@ t.test('without retries, at most the requests in flight to the killed target fai
 t.test('retries: never a POST twice, a buffered body replayed exactly, never a streamed body, within the budget', async t => {
   const down = await startBackend(t, '127.0.0.2', 'down', 0, unavailable)
   const up = await startBackend(t, '127.0.0.3', 'up')
-  const { gateway, url } = await startGateway(t)
+  const { gateway, url } = await startGateway(t, {}, NO_SHED)
   // Round robin over [down, up]: every other request starts on the failing target.
   const col = balancedCollection([{ url: down.url }, { url: up.url }], { retries: { attempts: 1, budget_percent: 100 }, health_checks: { passive: null } })
   gateway.setRoutes([col], [proxy(col, { path: '/*', target_path: '/*', methods: ['GET', 'POST', 'PUT'] })])
@@ -144,7 +147,7 @@ t.test('the in-flight cap: past it another target, then 503 with Retry-After', a
   const slow: Handler = (req, res, body, b) => { setTimeout(() => { res.writeHead(200, { 'x-backend': b.name }); res.end('{}') }, 1500) }
   const a = await startBackend(t, '127.0.0.2', 'a', 0, slow)
   const b = await startBackend(t, '127.0.0.3', 'b', 0, slow)
-  const { gateway, url } = await startGateway(t)
+  const { gateway, url } = await startGateway(t, {}, NO_SHED)
   const col = balancedCollection([{ url: a.url }, { url: b.url }], { max_in_flight_per_target: 2 })
   gateway.setRoutes([col], [proxy(col, { path: '/*', target_path: '/*' })])
   const answers = await Promise.all(Array.from({ length: 6 }, async () => {

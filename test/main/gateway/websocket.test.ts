@@ -1,0 +1,122 @@
+/**
+ * WebSocket proxying through the gateway to a real uWebSockets.js backend on 127.0.0.2: echo both
+ * ways, the same access checks as any call, a backend closing mid-stream, the client closing,
+ * and the request log's record with the session's duration.
+ */
+import t from 'tap'
+import { createRequire } from 'node:module'
+import WebSocket from 'ws'
+import { balancedCollection, collection, proxy, startGateway } from '../../helpers/gateway.js'
+import { startBackend } from '../../helpers/backends.js'
+import type { RequestRecord } from '../../../src/main/observability/types.js'
+
+const uWS = createRequire(import.meta.url)('uWebSockets.js')
+
+interface WsBackend { url: string, closes: Array<{ code: number, reason: string }>, opened: number, headers: Array<Record<string, string>> }
+
+/** A uWS WebSocket backend: echoes; "close-me" makes it close with 4001; "cut-me" cuts the TCP connection after two messages. */
+async function startWsBackend (t: Tap.Test, host: string): Promise<WsBackend> {
+  const b: WsBackend = { url: '', closes: [], opened: 0, headers: [] }
+  const app = uWS.App()
+  app.ws('/*', {
+    maxPayloadLength: 1024 * 1024,
+    upgrade: (res: any, req: any, context: any) => {
+      const headers: Record<string, string> = {}
+      req.forEach((k: string, v: string) => { headers[k] = v })
+      b.headers.push({ ...headers, url: req.getUrl(), query: req.getQuery() })
+      res.upgrade({}, headers['sec-websocket-key'], headers['sec-websocket-protocol'] ?? '', headers['sec-websocket-extensions'] ?? '', context)
+    },
+    open: () => { b.opened++ },
+    message: (ws: any, message: ArrayBuffer, isBinary: boolean) => {
+      const text = Buffer.from(message).toString()
+      if (!isBinary && text === 'close-me') { ws.end(4001, 'bye from backend'); return }
+      if (!isBinary && text === 'cut-me') { ws.send('one'); ws.send('two'); setTimeout(() => ws.close(), 50); return }
+      ws.send(message, isBinary)
+    },
+    close: (ws: any, code: number, reason: ArrayBuffer) => { b.closes.push({ code, reason: Buffer.from(reason).toString() }) }
+  })
+  const port = await new Promise<number>((resolve, reject) => app.listen(host, 0, (ls: any) => ls ? resolve(uWS.us_socket_local_port(ls)) : reject(new Error('listen'))))
+  t.teardown(() => app.close())
+  b.url = `http://${host}:${port}`
+  return b
+}
+
+function open (url: string, opts: Record<string, unknown> = {}): Promise<{ ws: WebSocket, messages: Array<string | Buffer>, closed: Promise<{ code: number, reason: string }> }> {
+  return new Promise((resolve, reject) => {
+    const ws = new WebSocket(url, opts)
+    const messages: Array<string | Buffer> = []
+    const closed = new Promise<{ code: number, reason: string }>(done => ws.on('close', (code, reason) => done({ code, reason: reason.toString() })))
+    ws.on('message', (data, isBinary) => messages.push(isBinary ? data as Buffer : data.toString()))
+    ws.once('open', () => resolve({ ws, messages, closed }))
+    ws.once('unexpected-response', (req, res) => reject(Object.assign(new Error(`status ${res.statusCode}`), { status: res.statusCode })))
+    ws.once('error', reject)
+  })
+}
+const until = async (ok: () => boolean) => { for (let i = 0; i < 400 && !ok(); i++) await new Promise(resolve => setTimeout(resolve, 25)) }
+
+t.test('WebSocket relay', async t => {
+  const backend = await startWsBackend(t, '127.0.0.2')
+  const records: RequestRecord[] = []
+  const { gateway, port } = await startGateway(t, {}, {}, { observe: r => records.push(r) })
+  const open1 = collection({ upstream_url: backend.url, auth_required: false })
+  const guarded = collection({ upstream_url: backend.url, auth_required: true })
+  const balanced = balancedCollection([{ url: backend.url }, { url: backend.url.replace('127.0.0.2', '127.0.0.3') }], { health_checks: { passive: null } }, { auth_required: false })
+  const chat = proxy(open1, { path: '/chat/{room}', target_path: '/rooms/{room}', websocket: true })
+  const http = await startBackend(t, '127.0.0.4', 'http')
+  const plain = collection({ upstream_url: http.url, auth_required: false })
+  gateway.setRoutes([open1, guarded, balanced, plain], [chat, proxy(guarded, { path: '/chat', websocket: true }), proxy(balanced, { path: '/room', websocket: true }), proxy(plain, { path: '/plain' })])
+  const base = `ws://127.0.0.1:${port}`
+
+  t.test('messages both ways, text and binary', async t => {
+    const c = await open(`${base}${open1.base_path}/chat/lobby?since=5`, { headers: { 'x-user': 'ann' } })
+    c.ws.send('hello')
+    c.ws.send(Buffer.from([0, 1, 2, 255]))
+    const big = 'x'.repeat(200_000)
+    c.ws.send(big)
+    await until(() => c.messages.length === 3)
+    t.same(c.messages.slice(0, 2), ['hello', Buffer.from([0, 1, 2, 255])])
+    t.equal(c.messages[2], big, 'a 200 KB message arrives whole')
+    const h = backend.headers.at(-1)!
+    t.match(h, { url: '/rooms/lobby', query: 'since=5', 'x-user': 'ann', 'x-forwarded-for': '127.0.0.1' }, 'the target path, query and headers as for any call')
+    c.ws.close(4000, 'done here')
+    t.same(await c.closed, { code: 4000, reason: 'done here' })
+    await until(() => backend.closes.length > 0)
+    t.same(backend.closes.at(-1), { code: 4000, reason: 'done here' }, "the client's close reaches the backend")
+    await until(() => records.some(r => r.status === 101))
+    const rec = records.find(r => r.status === 101)!
+    t.match(rec, { proxy_id: chat.id, method: 'GET', status: 101 }, 'one request-log record for the session')
+    t.ok(rec.bytes_in >= 200_000 && rec.bytes_out >= 200_000, 'with the bytes relayed')
+  })
+
+  t.test('the backend closing mid-stream closes the client, with its code', async t => {
+    const c = await open(`${base}${open1.base_path}/chat/a`)
+    c.ws.send('close-me')
+    t.same(await c.closed, { code: 4001, reason: 'bye from backend' })
+    const d = await open(`${base}${open1.base_path}/chat/b`)
+    d.ws.send('cut-me')
+    const closed = await d.closed
+    t.same(d.messages, ['one', 'two'], 'what the backend sent first arrives')
+    t.equal(closed.code, 1011, 'a cut backend connection closes the client with 1011')
+  })
+
+  t.test('the same access checks: no credentials, no upgrade', async t => {
+    const err = await open(`${base}${guarded.base_path}/chat`).then(() => null, (e: { status?: number }) => e)
+    t.equal(err?.status, 401)
+  })
+
+  t.test('a balanced upstream: a handshake that cannot reach a target goes to another', async t => {
+    for (let i = 0; i < 4; i++) {
+      const c = await open(`${base}${balanced.base_path}/room`)
+      c.ws.send('ping?')
+      await until(() => c.messages.length === 1)
+      t.same(c.messages, ['ping?'])
+      c.ws.close()
+    }
+  })
+
+  t.test('a proxy without websocket: the upgrade is not relayed', async t => {
+    const err = await open(`${base}${plain.base_path}/plain`).then(() => null, (e: { status?: number }) => e)
+    t.equal(err?.status, 200, 'forwarded as a plain request')
+    t.equal(http.seen.at(-1)?.headers.upgrade, undefined, 'without the Upgrade header (hop-by-hop)')
+  })
+})
