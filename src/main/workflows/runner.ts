@@ -257,7 +257,7 @@ export function createRunner (deps: RunnerDeps): Runner {
       error: result.error,
       workflow_version: req.workflow_version ?? null,
       replay_of: req.replay_of ?? null,
-      trace_id: span?.traceId ?? null,
+      trace_id: span !== null && span.sampled ? span.traceId : null,
       persisted: false,
       created_at: result.finished_at,
       updated_at: result.finished_at
