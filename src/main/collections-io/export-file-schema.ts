@@ -70,7 +70,8 @@ const proxy = {
     timeout_ms: { type: ['integer', 'null'], minimum: 1, default: null },
     max_body_bytes: { type: ['integer', 'null'], minimum: 1, maximum: 1_073_741_824, default: null },
     apply_parameter_defaults: { type: 'boolean' },
-    websocket: { type: 'boolean' }
+    websocket: { type: 'boolean' },
+    compression: { type: 'boolean' }
   }
 }
 

@@ -50,6 +50,8 @@ export interface Config {
   SHED_EVENT_LOOP_DELAY_MS: number
   CONFIG_POLL_INTERVAL_MS: number
   MAX_BODY_BYTES: number
+  COMPRESSION: 'on' | 'off'
+  COMPRESSION_MIN_BYTES: number
   OPENAPI_IMPORT_MAX_BYTES: number
   OPENAPI_IMPORT_MAX_OPERATIONS: number
   DB_QUERY_TIMEOUT_MS: number
@@ -115,6 +117,8 @@ const VARS: Record<keyof Config, VarSpec> = {
   UPSTREAM_DNS_REFRESH_MS: { type: 'integer', default: 30000, minimum: 100, maximum: 86400000, accepts: 'milliseconds between lookups of upstream target host names, 100-86400000' },
   CONFIG_POLL_INTERVAL_MS: { type: 'integer', default: 1000, minimum: 50, maximum: 600000, accepts: 'milliseconds 50-600000' },
   MAX_BODY_BYTES: { type: 'integer', default: 1048576, minimum: 1, maximum: 1073741824, accepts: 'bytes 1-1073741824' },
+  COMPRESSION: { type: 'string', default: 'on', enum: ['on', 'off'], accepts: 'on (gzip or Brotli when the client accepts it) or off' },
+  COMPRESSION_MIN_BYTES: { type: 'integer', default: 1024, minimum: 0, maximum: 1073741824, accepts: 'bytes 0-1073741824 (smaller answers are sent uncompressed)' },
   OPENAPI_IMPORT_MAX_BYTES: { type: 'integer', default: 67108864, minimum: 1024, maximum: 1073741824, accepts: 'bytes of an OpenAPI document to import, 1024-1073741824' },
   OPENAPI_IMPORT_MAX_OPERATIONS: { type: 'integer', default: 5000, minimum: 1, maximum: 100000, accepts: 'operations of an OpenAPI document to import, 1-100000' },
   DB_QUERY_TIMEOUT_MS: { type: 'integer', default: 10000, minimum: 100, maximum: 600000, accepts: 'milliseconds 100-600000' },

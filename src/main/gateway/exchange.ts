@@ -22,6 +22,8 @@ import type { TrustedProxies } from './trusted-proxies.js'
 import type { LoadShedder } from './load-shedding.js'
 import { TLS_HOP_HEADER } from './tls-listener.js'
 import type { Exchange, UpstreamClient } from './upstream.js'
+import type { CacheSink } from './responses/cache-sink.js'
+import type { Encoding } from './responses/compression.js'
 
 /** What every request of one gateway shares: settings, collaborators, the current route table. */
 export interface GatewayContext {
@@ -71,6 +73,7 @@ function readHeader (k: string, v: string): void {
     case 'x-client-id': x.clientId = v; break
     case 'x-profile-id': x.profileId = v; break
     case 'origin': x.origin = v; break
+    case 'accept-encoding': x.acceptEncoding = v; break
     case 'access-control-request-method': x.acrMethod = v; break
     case 'access-control-request-headers': x.acrHeaders = v; break
     case 'traceparent': x.traceparent = v; break
@@ -105,6 +108,7 @@ export class GatewayExchange {
   profileId: string | undefined = undefined
   hopHeader: string | null = null
   origin: string | null = null
+  acceptEncoding: string | null = null
   /** A CORS preflight's Access-Control-Request-Method and -Headers. */
   acrMethod: string | null = null
   acrHeaders: string | null = null
@@ -129,6 +133,14 @@ export class GatewayExchange {
   limitHeaders: Array<[string, string]> = NO_HEADERS
   /** The collection's CORS headers for this request's origin (null: the collection has no `cors`). */
   corsHeaders: Array<[string, string]> | null = null
+  /** The route compresses: every answer says it varies by Accept-Encoding. */
+  varyEncoding = false
+  /** The encoding this client gets when the answer is worth compressing (null: identity). */
+  encoding: Encoding | null = null
+  /** The response cache's stage of a miss this request forwards for (null: nothing is stored). */
+  cacheSink: CacheSink | null = null
+  /** Cache-Status (RFC 9211) of this answer, on every answer of a cached proxy. */
+  cacheStatus: string | null = null
   /** The access decision still pending (an async authenticator or limiter), or null. */
   gate: Promise<AppError | null> | null = null
   /** The backend exchange while forwarding (aborted with the client). */
@@ -195,6 +207,8 @@ export class GatewayExchange {
     const limits = this.limitHeaders
     for (let i = 0; i < limits.length; i++) res.writeHeader(limits[i][0], limits[i][1])
     if (cors !== null) for (let i = 0; i < cors.length; i++) res.writeHeader(cors[i][0], cors[i][1])
+    if (this.varyEncoding) res.writeHeader('vary', 'Accept-Encoding')
+    if (this.cacheStatus !== null) res.writeHeader('cache-status', this.cacheStatus)
   }
 
   /** Answers with a gateway error (unless the answer is already over) and finishes. */

@@ -14,6 +14,7 @@ import type { ResponseHead } from './response-parser.js'
 import type { ExchangeEvents } from './upstream.js'
 import { startBackendSpan } from '../observability/tracing/gateway-spans.js'
 import { forwardBalanced } from './upstreams/balanced-forward.js'
+import { GatherRelay } from './responses/gather-relay.js'
 
 // Answers up to this size are gathered and written in one corked call with Content-Length.
 const SMALL_BODY = 64 * 1024
@@ -32,7 +33,7 @@ export function forward (x: GatewayExchange, query: string, body: Buffer | null)
   const timeoutMs = route.timeoutMs ?? config.UPSTREAM_TIMEOUT_MS
   // Several targets (or health checks, caps, retries): upstreams/. One IP target: straight on below.
   if (route.balanced !== null) {
-    forwardBalanced(route.balanced, { x, query, body, info, timeoutMs, connectTimeoutMs: config.UPSTREAM_CONNECT_TIMEOUT_MS, relay: new Relay(x, timeoutMs) })
+    forwardBalanced(route.balanced, { x, query, body, info, timeoutMs, connectTimeoutMs: config.UPSTREAM_CONNECT_TIMEOUT_MS, relay: relayFor(x, timeoutMs) })
     return
   }
   const pool = x.ctx.upstream.pool(route.upstream.hostname, route.upstream.port, route.upstream.protocol === 'https:')
@@ -45,12 +46,17 @@ export function forward (x: GatewayExchange, query: string, body: Buffer | null)
     retryable: body !== null || !hasBody,
     connectTimeoutMs: config.UPSTREAM_CONNECT_TIMEOUT_MS,
     responseTimeoutMs: timeoutMs,
-    events: new Relay(x, timeoutMs)
+    events: relayFor(x, timeoutMs)
   })
 }
 
+/** Answers the gateway may transform (compress, cache) go through GatherRelay; the rest are relayed as they come. */
+function relayFor (x: GatewayExchange, timeoutMs: number): ExchangeEvents {
+  return x.encoding !== null || x.cacheSink !== null ? new GatherRelay(x, timeoutMs) : new Relay(x, timeoutMs)
+}
+
 /** Relays the backend's answer to the client: one object per request instead of a closure per event. */
-class Relay implements ExchangeEvents {
+export class Relay implements ExchangeEvents {
   private small: Buffer[] | null = null
   private totalLength = -1
   private pending: Buffer | null = null

@@ -30,6 +30,7 @@ import { UpstreamRegistry } from './upstreams/registry.js'
 import { accessLogger } from '../logger.js'
 import { runWorkflowTarget } from './workflow-target.js'
 import { answerPreflight, applyCors } from './responses/cors.js'
+import { chooseEncoding } from './responses/compression.js'
 
 export function createGateway (opts: GatewayOptions): Gateway {
   const { config, logger } = opts
@@ -55,7 +56,7 @@ export function createGateway (opts: GatewayOptions): Gateway {
     verifyHop,
     trusted: createTrustedProxies(parseTrustedProxies(config.TRUSTED_PROXIES)),
     shedder: createLoadShedder({ maxInFlight: config.SHED_MAX_IN_FLIGHT, maxDelayMs: config.SHED_EVENT_LOOP_DELAY_MS }),
-    table: new RouteTable(env, warn, config.MAX_BODY_BYTES, upstreams),
+    table: new RouteTable(env, warn, config.MAX_BODY_BYTES, upstreams, { compression: config.COMPRESSION === 'on', compressionMinBytes: config.COMPRESSION_MIN_BYTES }),
     inFlight: 0,
     draining: null
   }
@@ -165,6 +166,7 @@ function handleRequest (x: GatewayExchange): void {
   x.match = m
   const route = m.route
   if (route.cors !== null) applyCors(x, route.cors)
+  if (route.compression !== null) { x.varyEncoding = true; x.encoding = chooseEncoding(x.acceptEncoding) }
   x.bytesIn = x.contentLength > 0 ? x.contentLength : 0
   if (x.hasBody && !route.streaming && x.contentLength > route.maxBodyBytes) { x.fail(payloadTooLarge(`The request body is larger than ${route.maxBodyBytes} bytes.`)); return }
   if (!checkAccess(x)) return

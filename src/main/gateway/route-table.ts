@@ -12,6 +12,7 @@ import { compileRequestValidator, type CompiledValidator } from '../access/reque
 import { NON_GATEWAY_TRIGGER_TYPES } from '../triggers/types.js'
 import { compileCors, type CompiledCors } from './responses/cors.js'
 import type { UpstreamSet } from './upstreams/upstream-set.js'
+import type { CompiledCompression } from './responses/compression.js'
 
 export interface CompiledRoute {
   proxy: Proxy
@@ -41,7 +42,13 @@ export interface CompiledRoute {
   workflow: WorkflowDefinition | null
   /** The collection's CORS, or null (no CORS headers, preflights are ordinary OPTIONS requests). */
   cors: CompiledCors | null
+  /** Answer compression (null: COMPRESSION=off, the proxy's `compression` is false, or it streams). */
+  compression: CompiledCompression | null
 }
+
+/** Gateway-wide settings the routes are compiled with. */
+export interface RouteDefaults { compression: boolean, compressionMinBytes: number }
+const DEFAULTS: RouteDefaults = { compression: true, compressionMinBytes: 1024 }
 
 interface TrieNode {
   statics: Map<string, TrieNode>
@@ -98,7 +105,8 @@ export class RouteTable {
     private readonly env: Readonly<Record<string, string | undefined>>,
     private readonly warn: (msg: string, data: object) => void,
     private readonly defaultMaxBody = 1024 * 1024,
-    private readonly upstreams: UpstreamCompiler | null = null
+    private readonly upstreams: UpstreamCompiler | null = null,
+    private readonly defaults: RouteDefaults = DEFAULTS
   ) {}
 
   match (method: string, pathSegments: string[]): MatchResult { return matchBase(this.bases, pathSegments, 0, method) }
@@ -207,7 +215,7 @@ export class RouteTable {
     const key = routeKey(entry.collection, p)
     if (x.key !== key) {
       x.key = key
-      x.route = compileRoute(entry.collection, p, this.env, this.warn, this.defaultMaxBody, entry.balanced)
+      x.route = compileRoute(entry.collection, p, this.env, this.warn, this.defaultMaxBody, entry.balanced, this.defaults)
     }
     const route = x.route
     if (route === null) return
@@ -321,7 +329,7 @@ function walk (n: TrieNode, segs: string[], i: number, params: string[], method:
   return allow
 }
 
-function compileRoute (c: Collection, p: Proxy, env: Readonly<Record<string, string | undefined>>, warn: (msg: string, data: object) => void, defaultMaxBody: number, balanced: UpstreamSet | null): CompiledRoute | null {
+function compileRoute (c: Collection, p: Proxy, env: Readonly<Record<string, string | undefined>>, warn: (msg: string, data: object) => void, defaultMaxBody: number, balanced: UpstreamSet | null, defaults: RouteDefaults): CompiledRoute | null {
   let url: URL
   // Records built before upstreams (tests, old callers) carry only upstream_url.
   try { url = new URL(c.upstream?.targets[0].url ?? c.upstream_url ?? '') } catch { warn('collection upstream_url is not a URL; its proxies are not served', { collection_id: c.id }); return null }
@@ -364,7 +372,9 @@ function compileRoute (c: Collection, p: Proxy, env: Readonly<Record<string, str
     // Gateway traffic starts only http_trigger workflows: a proxy whose workflow starts on its own (cron, broker,
     // IMAP) or from the builder (manual) forwards to its backend like a proxy without a workflow.
     workflow: p.workflow_enabled && p.workflow !== null && startsFromGateway(p.workflow) ? p.workflow : null,
-    cors: c.cors == null ? null : compileCors(c.cors)
+    cors: c.cors == null ? null : compileCors(c.cors),
+    // A streaming proxy's answers pass as they come: never gathered to compress.
+    compression: defaults.compression && p.compression !== false && !p.streaming ? { minBytes: defaults.compressionMinBytes } : null
   }
 }
 

@@ -7,6 +7,7 @@ import { AppError, badRequest, serviceUnavailable } from '../../common/errors.js
 import { jsonDepthExceeds, MAX_JSON_DEPTH } from '../../common/json-depth.js'
 import type { GatewayExchange } from './exchange.js'
 import type { WorkflowTrigger } from './index.js'
+import { sendWhole } from './responses/whole-answer.js'
 
 const GATEWAY_AUTH = new Set(['authorization', 'x-client-id', 'x-profile-id'])
 
@@ -22,11 +23,9 @@ export function runWorkflowTarget (x: GatewayExchange, query: string, body: Buff
     x.status = answer.status
     const isText = typeof answer.body === 'string'
     const payload = answer.body === null || answer.body === undefined ? '' : isText ? answer.body as string : JSON.stringify(answer.body)
-    x.res.cork(() => {
-      x.writeHead(answer.status, '', Object.entries(answer.headers), payload === '' ? null : isText ? 'text/plain; charset=utf-8' : 'application/json')
-      x.res.end(payload)
-    })
-    x.finish(route.name, Math.round(performance.now() - x.upstreamStart))
+    const headers: Array<[string, string]> = Object.entries(answer.headers).map(([k, v]) => [k.toLowerCase(), String(v)])
+    if (payload !== '' && !headers.some(h => h[0] === 'content-type')) headers.push(['content-type', isText ? 'text/plain; charset=utf-8' : 'application/json'])
+    sendWhole(x, { status: answer.status, statusText: '', headers, body: Buffer.from(payload) }, Math.round(performance.now() - x.upstreamStart), null)
   }, (err: unknown) => {
     if (!(err instanceof AppError)) x.ctx.logger.error({ err, request_id: x.rid }, 'workflow run failed')
     const e = err instanceof AppError ? err : new AppError(500, 'workflow_failed', 'The workflow failed; see its execution record.')

@@ -40,7 +40,8 @@ const fields = {
   timeout_ms: { type: ['integer', 'null'], minimum: 1, maximum: 3_600_000 },
   max_body_bytes: { type: ['integer', 'null'], minimum: 1, maximum: 1_073_741_824 },
   websocket: { type: 'boolean', description: 'Relay WebSocket upgrades (Upgrade: websocket) to the backend after the same access checks as any call; frames go both ways until either side closes (default false).' },
-  apply_parameter_defaults: { type: 'boolean', description: 'Add a query parameter\'s default to the forwarded query when the caller omits it (default false: the backend sees the query as sent; defaults still pre-fill the developer portal).' }
+  apply_parameter_defaults: { type: 'boolean', description: 'Add a query parameter\'s default to the forwarded query when the caller omits it (default false: the backend sees the query as sent; defaults still pre-fill the developer portal).' },
+  compression: { type: 'boolean', description: 'Compress answers (gzip or Brotli, by Accept-Encoding) for clients that accept it (default true; COMPRESSION=off turns it off everywhere; never for streaming proxies).' }
 }
 /** Proxy fields a client may send back as it read them; the workflow routes set them. */
 const READ_ONLY = ['workflow_enabled', 'workflow', 'workflow_id']

@@ -11,7 +11,7 @@ export interface Proxy {
   id: string, collection_id: string, name: string, description: string, methods: string[], path: string, target_path: string
   parameters: Parameter[], request_schema: unknown, response_schema: unknown, streaming: boolean, status: 'draft' | 'published'
   apply_parameter_defaults?: boolean
-  workflow_enabled: boolean, workflow: unknown, workflow_id: string, version: number
+  workflow_enabled: boolean, workflow: unknown, workflow_id: string, compression: boolean, version: number
 }
 
 const METHODS = ['GET', 'POST', 'PUT', 'DELETE', 'PATCH']
@@ -37,6 +37,7 @@ export function ProxyForm ({ collection, record: live, onClose }: { collection: 
         response_schema: parseJsonField('Response schema', v.response_schema, null),
         streaming: v.streaming === 'on',
         apply_parameter_defaults: v.apply_parameter_defaults === 'on',
+        compression: v.compression === 'on',
         status: v.status
       }
       if (record === undefined) await api('POST', '/proxies', body)
@@ -70,6 +71,7 @@ export function ProxyForm ({ collection, record: live, onClose }: { collection: 
         </div>
         <label className='check'><input type='checkbox' name='streaming' defaultChecked={record?.streaming ?? false} /> Streaming (no buffering: event streams, long-lived answers)</label>
         <label className='check'><input type='checkbox' name='apply_parameter_defaults' defaultChecked={record?.apply_parameter_defaults ?? false} /> Add parameter defaults to the forwarded query (off: the backend sees the query as sent; defaults still pre-fill the portal)</label>
+        <label className='check'><input type='checkbox' name='compression' defaultChecked={record?.compression ?? true} /> Compress answers (gzip, Brotli) for clients that accept it</label>
         <ErrorText error={error} />
         <footer><button type='button' className='ghost' onClick={onClose}>Cancel</button><button type='submit'>{record === undefined ? 'Create' : 'Save'}</button></footer>
       </form>
