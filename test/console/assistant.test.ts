@@ -3,7 +3,7 @@
  * a message, a change shown for approval, approved, and the result visible in the console.
  */
 import t from 'tap'
-import { launchBrowser, screenshot, signedIn, startService } from '../helpers/browser.js'
+import { cspViolations, launchBrowser, screenshot, signedIn, startService } from '../helpers/browser.js'
 import { startBackend } from '../helpers/gateway.js'
 import { scriptedModel } from '../helpers/model.js'
 
@@ -65,4 +65,8 @@ t.test('the portal assistant calls an API with the developer credentials', async
   await panel.getByText('It is sunny today.').waitFor()
   t.match(backend.seen, [{ method: 'GET', url: '/today' }], 'the call reached the backend with the developer profile')
   t.ok(await panel.getByText('✓ execute_endpoint').isVisible())
+})
+
+t.test('no page broke the Content-Security-Policy', async t => {
+  t.same(cspViolations(), [], 'Chromium reported no refused script, style or connection')
 })

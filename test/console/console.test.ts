@@ -4,7 +4,7 @@
  * remote delete), roles, sign-out, expiry and a refused link's reason.
  */
 import t from 'tap'
-import { launchBrowser, screenshot, signedIn, startService, tokenCli } from '../helpers/browser.js'
+import { cspViolations, launchBrowser, screenshot, signedIn, startService, tokenCli } from '../helpers/browser.js'
 import { createTempDir } from '../helpers/db.js'
 
 t.test('console', async t => {
@@ -149,4 +149,8 @@ t.test('console', async t => {
     t.equal(await page.getByRole('button', { name: 'New' }).count(), 0)
     await page.close()
   })
+})
+
+t.test('no page broke the Content-Security-Policy', async t => {
+  t.same(cspViolations(), [], 'Chromium reported no refused script, style or connection')
 })

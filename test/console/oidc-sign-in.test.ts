@@ -8,7 +8,7 @@ import http from 'node:http'
 import type { AddressInfo } from 'node:net'
 import { exportJWK, generateKeyPair, SignJWT } from 'jose'
 import t from 'tap'
-import { launchBrowser, startService } from '../helpers/browser.js'
+import { cspViolations, launchBrowser, startService } from '../helpers/browser.js'
 
 async function startProvider (t: { teardown (fn: () => unknown): void }) {
   const { publicKey, privateKey } = await generateKeyPair('RS256')
@@ -70,4 +70,8 @@ t.test('OIDC authorization code with PKCE signs the console in', async t => {
   t.equal(new URL(page.url()).pathname, '/collections', 'back where sign-in started')
   t.ok(await page.getByText('editor', { exact: true }).isVisible(), 'the role comes from the roles claim')
   t.equal(await page.getByRole('button', { name: 'New collection' }).count(), 1, 'an editor may create')
+})
+
+t.test('no page broke the Content-Security-Policy', async t => {
+  t.same(cspViolations(), [], 'Chromium reported no refused script, style or connection')
 })

@@ -5,7 +5,7 @@
  * the draft) and calls it for real through "try it" with the profile's credentials.
  */
 import t from 'tap'
-import { createCollectionInConsole, launchBrowser, screenshot, signedIn, startService } from '../helpers/browser.js'
+import { createCollectionInConsole, cspViolations, launchBrowser, screenshot, signedIn, startService } from '../helpers/browser.js'
 import { startBackend } from '../helpers/gateway.js'
 
 t.test('publish in the console, find and call it in the portal', async t => {
@@ -90,4 +90,8 @@ t.test('publish in the console, find and call it in the portal', async t => {
   await svc.call('POST', '/proxies/bulk', { action: 'unpublish', ids: (await svc.call('GET', '/proxies')).body.items.map((p: { id: string }) => p.id) })
   await portal.reload()
   await portal.getByText('No APIs are published yet.').waitFor()
+})
+
+t.test('no page broke the Content-Security-Policy', async t => {
+  t.same(cspViolations(), [], 'Chromium reported no refused script, style or connection')
 })

@@ -5,7 +5,7 @@
  */
 import t from 'tap'
 import type { Page } from 'playwright-core'
-import { launchBrowser, screenshot, signedIn, startService } from '../helpers/browser.js'
+import { cspViolations, launchBrowser, screenshot, signedIn, startService } from '../helpers/browser.js'
 import { startBackend } from '../helpers/gateway.js'
 
 async function connect (page: Page, from: string, to: string, handle?: string): Promise<void> {
@@ -118,4 +118,8 @@ t.test('build, save, validate and run a workflow by dragging', async t => {
   await page.getByRole('button', { name: 'Load the saved workflow' }).click()
   await page.locator('[data-testid="node-fine"]').waitFor()
   t.equal(await page.locator('[data-testid="node-entry"]').count(), 0, 'loading the saved workflow discards the edit')
+})
+
+t.test('no page broke the Content-Security-Policy', async t => {
+  t.same(cspViolations(), [], 'Chromium reported no refused script, style or connection')
 })

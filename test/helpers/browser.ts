@@ -5,7 +5,7 @@
  */
 import { execFileSync, spawnSync } from 'node:child_process'
 import { existsSync, mkdirSync } from 'node:fs'
-import { chromium, type Browser, type Locator, type Page } from 'playwright-core'
+import { chromium, type Browser, type BrowserContext, type Locator, type Page } from 'playwright-core'
 import { loadConfig } from '../../src/main/config/config.js'
 import { start, type Service } from '../../src/main/server.js'
 import { builtUiDir } from '../../src/main/static/static-files.js'
@@ -62,12 +62,25 @@ export async function startService (t: T, env: Record<string, string> = {}): Pro
   return h
 }
 
+const violations: string[] = []
+
+/** Content-Security-Policy violations Chromium reported in any page of this test file so far. */
+export function cspViolations (): string[] { return [...violations] }
+
 /** Headless Chromium with the flags this machine needs (no sandbox as root, no background traffic). */
 export async function launchBrowser (t: T): Promise<Browser> {
   const browser = await chromium.launch({
     executablePath: process.env.CHROMIUM_PATH ?? '/usr/bin/chromium',
     args: ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync']
   })
+  // Every page is watched: a script, style or connection the policy refuses is a broken UI.
+  const watch = (context: BrowserContext) => {
+    context.on('page', page => {
+      page.on('console', m => { if (/Content Security Policy/i.test(m.text())) violations.push(m.text()) })
+    })
+  }
+  const newContext = browser.newContext.bind(browser)
+  browser.newContext = async (...args) => { const c = await newContext(...args); watch(c); return c }
   t.teardown(async () => { await browser.close() })
   return browser
 }

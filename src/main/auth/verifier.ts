@@ -7,6 +7,7 @@ import { createLocalJWKSet, createRemoteJWKSet, jwtVerify, type JWTVerifyGetKey 
 import { AppError, invalidToken, unauthorized } from '../../common/errors.js'
 import type { Config } from '../config/config.js'
 import type { Logger } from '../logger.js'
+import { originOf } from '../static/csp.js'
 import { LOCAL_AUDIENCE, LOCAL_ISSUER, openLocalIssuer, type LocalIssuer } from './local-issuer.js'
 import { claimAt, highestRole, type Role } from './roles.js'
 
@@ -22,6 +23,8 @@ export interface Auth {
   issuer: string
   audience: string
   local: LocalIssuer | null
+  /** Origins the console calls from the browser to sign in (the issuer's, its token endpoint's once discovered). */
+  browserOrigins (): readonly string[]
   /** Verifies an Authorization header value; throws 401 AppErrors. */
   verify (authorization: string | undefined): Promise<User>
 }
@@ -35,13 +38,13 @@ type AuthConfig = Pick<Config, 'OIDC_ISSUER' | 'OIDC_JWKS_URL' | 'OIDC_AUDIENCE'
 export const CLOCK_SKEW_S = 60
 
 /** The issuer's JWKS address from its OIDC discovery document. */
-export async function discoverJwksUrl (issuer: string): Promise<{ jwksUri: string, issuer: string }> {
+export async function discoverJwksUrl (issuer: string): Promise<{ jwksUri: string, issuer: string, tokenEndpoint: string | null }> {
   const url = `${issuer.replace(/\/$/, '')}/.well-known/openid-configuration`
   const res = await fetch(url, { signal: AbortSignal.timeout(5000) })
   if (!res.ok) throw new Error(`OIDC discovery at ${url} answered ${res.status}`)
-  const doc = await res.json() as { jwks_uri?: string, issuer?: string }
+  const doc = await res.json() as { jwks_uri?: string, issuer?: string, token_endpoint?: string }
   if (typeof doc.jwks_uri !== 'string') throw new Error(`OIDC discovery at ${url} has no jwks_uri`)
-  return { jwksUri: doc.jwks_uri, issuer: doc.issuer ?? issuer }
+  return { jwksUri: doc.jwks_uri, issuer: doc.issuer ?? issuer, tokenEndpoint: typeof doc.token_endpoint === 'string' ? doc.token_endpoint : null }
 }
 
 export async function createAuth (config: AuthConfig, logger: Logger): Promise<Auth> {
@@ -49,6 +52,8 @@ export async function createAuth (config: AuthConfig, logger: Logger): Promise<A
   let issuer: string
   let audience = config.OIDC_AUDIENCE
   let local: LocalIssuer | null = null
+  const issuerOrigin = config.OIDC_ISSUER === '' ? null : originOf(config.OIDC_ISSUER)
+  const origins: string[] = issuerOrigin === null ? [] : [issuerOrigin]
   if (config.OIDC_ISSUER === '' && config.OIDC_JWKS_URL === '') {
     local = await openLocalIssuer(config.DATA_DIR)
     keys = createLocalJWKSet({ keys: [local.publicJwk] })
@@ -61,13 +66,18 @@ export async function createAuth (config: AuthConfig, logger: Logger): Promise<A
     // Discovery is retried on first use if the issuer is down at start.
     issuer = config.OIDC_ISSUER
     let remote: JWTVerifyGetKey | null = null
+    const discover = async () => {
+      const d = await discoverJwksUrl(config.OIDC_ISSUER)
+      const token = d.tokenEndpoint === null ? null : originOf(d.tokenEndpoint)
+      if (token !== null && !origins.includes(token)) origins.push(token)
+      return d
+    }
     keys = async (header, token) => {
-      if (remote === null) {
-        const d = await discoverJwksUrl(config.OIDC_ISSUER)
-        remote = createRemoteJWKSet(new URL(d.jwksUri))
-      }
+      if (remote === null) remote = createRemoteJWKSet(new URL((await discover()).jwksUri))
       return await remote(header, token)
     }
+    // Early, so that the console's first sign-in may call a token endpoint on another origin.
+    void discover().then(d => { remote ??= createRemoteJWKSet(new URL(d.jwksUri)) }, () => {})
   }
 
   const maxLifetime = config.OIDC_MAX_TOKEN_LIFETIME_S ?? 86400
@@ -76,6 +86,7 @@ export async function createAuth (config: AuthConfig, logger: Logger): Promise<A
     issuer,
     audience,
     local,
+    browserOrigins: () => origins,
     async verify (authorization) {
       const m = /^Bearer\s+(\S+)\s*$/i.exec(authorization ?? '')
       if (m === null) throw unauthorized('A bearer token is required: send Authorization: Bearer <token>.')

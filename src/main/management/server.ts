@@ -110,7 +110,7 @@ export function createManagementServer (deps: ManagementDeps): ManagementServer 
 
   const serveConsole = consoleResponder(deps.consoleFiles ?? loadStaticFiles(builtUiDir('console'), { spa: true }), (method, path) => {
     try { router.find(method, path); return true } catch { return false }
-  })
+  }, () => deps.auth.browserOrigins())
   const server = http.createServer((req, res) => {
     if (serveConsole(req, res)) return
     handle(router, deps, audit, req, res).catch(() => {})

@@ -4,9 +4,11 @@
  * client-side routes get index.html). Everything else goes to the router.
  */
 import type { IncomingMessage, ServerResponse } from 'node:http'
+import { consoleCsp } from './csp.js'
 import type { StaticFiles } from './static-files.js'
 
-export function consoleResponder (files: StaticFiles, isRoute: (method: string, path: string) => boolean) {
+/** `connectOrigins`: origins the console's own code may call besides this one (the OIDC issuer's); read per answer, since discovery may add one. */
+export function consoleResponder (files: StaticFiles, isRoute: (method: string, path: string) => boolean, connectOrigins: () => readonly string[] = () => []) {
   return (req: IncomingMessage, res: ServerResponse): boolean => {
     if (!files.built || (req.method !== 'GET' && req.method !== 'HEAD')) return false
     const path = (req.url ?? '/').split('?')[0]
@@ -20,7 +22,8 @@ export function consoleResponder (files: StaticFiles, isRoute: (method: string, 
       'x-content-type-options': 'nosniff',
       // The console keeps its token in the tab: no framing by other sites, no referrer leaks.
       'x-frame-options': 'DENY',
-      'referrer-policy': 'no-referrer'
+      'referrer-policy': 'no-referrer',
+      'content-security-policy': consoleCsp(connectOrigins())
     })
     res.end(req.method === 'HEAD' ? undefined : file.body)
     return true

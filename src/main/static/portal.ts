@@ -13,6 +13,7 @@ import type { Collection, Proxy } from '../../common/types.js'
 import type { RouteRegistrar } from '../gateway/http/types.js'
 import { toOpenApi } from '../collections-io/openapi-export.js'
 import type { RoutingView } from '../routes/reloader.js'
+import { PORTAL_CSP } from './csp.js'
 import type { StaticFiles } from './static-files.js'
 
 export interface Portal {
@@ -98,7 +99,8 @@ export function createPortal (files: StaticFiles): Portal {
         }
         const file = files.lookup(path, false)
         if (file === null) { res.writeStatus('404 Not Found').writeHeader('content-type', 'text/plain').end('Not found'); return }
-        res.writeHeader('content-type', file.type).writeHeader('cache-control', file.cache).writeHeader('x-content-type-options', 'nosniff').end(file.body)
+        res.writeHeader('content-type', file.type).writeHeader('cache-control', file.cache).writeHeader('x-content-type-options', 'nosniff')
+          .writeHeader('content-security-policy', PORTAL_CSP).writeHeader('x-frame-options', 'DENY').writeHeader('referrer-policy', 'no-referrer').end(file.body)
       })
     }
   }
