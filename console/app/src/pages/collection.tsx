@@ -12,6 +12,7 @@ import { useCan } from '../session'
 import { ErrorText, Status } from '../ui'
 import { CollectionForm, type Collection } from './collections'
 import { ProxyForm, type Proxy } from './proxy-form'
+import { UpstreamPanel } from './upstream-panel'
 
 export function CollectionPage () {
   const { id = '' } = useParams()
@@ -64,8 +65,9 @@ export function CollectionPage () {
           </>
         )}
       </div>
-      <p className='muted'><code>{c.base_path}</code> → {c.upstream_url} {c.description !== '' && `· ${c.description}`}</p>
+      <p className='muted'><code>{c.base_path}</code> → {c.upstream_url ?? `${c.upstream.targets.length} targets`} {c.description !== '' && `· ${c.description}`}</p>
       <ErrorText error={error ?? proxies.error} />
+      <UpstreamPanel collection={c} canEdit={canEdit} />
       <div className='toolbar'>
         <h2>Proxies</h2>
         <span className='grow' />

@@ -8,8 +8,15 @@ import { Dialog, ErrorText, Field, Status, formValues } from '../ui'
 import { useEditSnapshot } from '../edit-snapshot'
 import { CorsFields, corsFromForm, type Cors } from './cors-fields'
 
+export interface Upstream {
+  targets: Array<{ url: string, weight: number }>
+  balancing: 'round_robin' | 'least_connections' | 'consistent_hash'
+  hash_on: string
+}
+
 export interface Collection {
-  id: string, name: string, description: string, base_path: string, upstream_url: string
+  /** Present when the upstream has exactly one target. */
+  id: string, name: string, description: string, base_path: string, upstream_url?: string, upstream: Upstream
   status: 'active' | 'disabled', auth_required: boolean, headers: unknown[], cors: Cors | null, version: number, updated_at: string
 }
 
@@ -35,7 +42,7 @@ export function CollectionsPage () {
             <tr key={c.id}>
               <td><Link to={`/collections/${c.id}`}>{c.name}</Link></td>
               <td><code>{c.base_path}</code></td>
-              <td className='muted'>{c.upstream_url}</td>
+              <td className='muted'>{c.upstream_url ?? `${c.upstream.targets.length} targets`}</td>
               <td><Status value={c.status} /></td>
               <td>{c.auth_required ? 'required' : 'open'}</td>
             </tr>
@@ -54,10 +61,12 @@ export function CollectionForm ({ record: live, onClose }: { record?: Collection
   const navigate = useNavigate()
   const { shown: record, banner } = useEditSnapshot('collection', 'collection_id', live, `/collections/${live?.id ?? ''}`, onClose)
   const [error, setError] = useState<unknown>(null)
+  const single = record === undefined || record.upstream_url !== undefined
   const submit = async (e: FormEvent<HTMLFormElement>) => {
     e.preventDefault()
     const v = formValues(e.currentTarget)
-    const body = { name: v.name, description: v.description, base_path: v.base_path, upstream_url: v.upstream_url, auth_required: v.auth_required === 'on', cors: corsFromForm(v) }
+    // Several targets are edited on the collection page (Targets); the form keeps them as they are.
+    const body = { name: v.name, description: v.description, base_path: v.base_path, ...(single ? { upstream_url: v.upstream_url } : {}), auth_required: v.auth_required === 'on', cors: corsFromForm(v) }
     try {
       if (record === undefined) {
         const created = await api<Collection>('POST', '/collections', body)
@@ -73,7 +82,9 @@ export function CollectionForm ({ record: live, onClose }: { record?: Collection
         <Field label='Name'><input name='name' required defaultValue={record?.name} /></Field>
         <Field label='Description'><input name='description' defaultValue={record?.description} /></Field>
         <Field label='Base path' hint='Starts with /, unique: the gateway serves the proxies under it.'><input name='base_path' required placeholder='/billing' defaultValue={record?.base_path} /></Field>
-        <Field label='Upstream URL'><input name='upstream_url' required placeholder='http://127.0.0.1:9000' defaultValue={record?.upstream_url} /></Field>
+        {single
+          ? <Field label='Upstream URL' hint='One backend; several targets are set on the collection page.'><input name='upstream_url' required placeholder='http://127.0.0.1:9000' defaultValue={record?.upstream_url} /></Field>
+          : <p className='muted'>{record.upstream.targets.length} targets: edit them under Targets on the collection page.</p>}
         <label className='check'><input type='checkbox' name='auth_required' defaultChecked={record?.auth_required ?? true} /> Callers must authenticate (client, profile, token)</label>
         <CorsFields value={record?.cors} />
         <ErrorText error={error} />
