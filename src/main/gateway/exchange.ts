@@ -145,6 +145,8 @@ export class GatewayExchange {
   gate: Promise<AppError | null> | null = null
   /** The backend exchange while forwarding (aborted with the client). */
   upstream: Exchange | null = null
+  /** The balanced upstream's target this request went to last (its URL, for failure logs); null: the route's one backend. */
+  target: string | null = null
   /** Set on an `Upgrade: websocket` request: accepts it once the backend has (websocket/relay.ts). */
   accept: AcceptUpgrade | null = null
   upstreamStart = 0
@@ -257,7 +259,7 @@ export class GatewayExchange {
     this.ctx.logger.warn({
       request_id: this.rid, method: this.method, path: this.url, status, route: route?.name ?? null,
       collection_id: route?.collection.id, proxy_id: route?.proxy.id,
-      upstream: route === undefined ? null : route.workflow !== null ? 'workflow' : `${up!.protocol}//${up!.hostHeader}`, ...data
+      upstream: route === undefined ? null : route.workflow !== null ? 'workflow' : this.target !== null ? this.target : `${up!.protocol}//${up!.hostHeader}`, ...data
     }, reason)
   }
 

@@ -67,6 +67,7 @@ class BalancedRequest {
     if (e === null) return false
     e.triedBy = this
     e.inFlight++
+    x.target = e.target.url
     const { route, params, tail } = x.match!
     const t = e.target
     const path = buildTargetPath(route, params, tail, t.basePath) + (this.job.query !== '' ? `?${this.job.query}` : '')
