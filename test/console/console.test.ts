@@ -62,12 +62,14 @@ t.test('console', async t => {
     const pd = page.getByRole('dialog', { name: 'New proxy' })
     await pd.getByLabel('Name', { exact: true }).fill('invoice')
     await pd.getByLabel(/^Path/).fill('/invoices/{id}')
+    t.equal(await pd.getByLabel(/Add parameter defaults to the forwarded query/).isChecked(), false, 'parameter defaults are not added unless asked for')
+    await pd.getByLabel(/Add parameter defaults to the forwarded query/).check()
     await pd.getByRole('button', { name: 'Create' }).click()
     await page.getByRole('cell', { name: 'draft' }).waitFor()
     await page.getByRole('button', { name: 'Publish', exact: true }).click()
     await page.getByRole('cell', { name: 'published' }).waitFor()
     const listed = await svc.call('GET', '/proxies')
-    t.match(listed.body.items, [{ name: 'invoice', path: '/invoices/{id}', status: 'published' }])
+    t.match(listed.body.items, [{ name: 'invoice', path: '/invoices/{id}', status: 'published', apply_parameter_defaults: true }])
     await screenshot(page, 'collection')
 
     // Bulk: a second proxy (made elsewhere, shown live), both selected and published, then deleted.

@@ -86,6 +86,7 @@ t.test('build, save, validate and run a workflow by dragging', async t => {
   }
   await page.locator('[data-testid="node-http_request"]').click()
   t.match(await page.locator('.panel').getByLabel('Output of http_request').textContent(), /"stock": 7/, 'the request node shows the backend answer')
+  t.match(await page.locator('.panel [data-testid="status-rule"]').textContent(), /a non-2xx answer is handled by condition 'condition'/, 'the panel says, from validation, which rule handles a non-2xx answer')
   await page.getByRole('tab', { name: 'run' }).click()
   t.equal(await page.getByLabel('Output of response_2').count(), 0, 'the false branch did not run')
   t.match(await page.getByLabel('Workflow response').textContent(), /"in_stock": 7/)
