@@ -8,6 +8,7 @@ import type { Config } from './config/config.js'
 import { createLogger, type Logger } from './logger.js'
 import { openStore, type Store } from './store/index.js'
 import { createSharedState } from './cache/shared-state.js'
+import { persistQuotas, type QuotaPersistence } from './access/quota-persistence.js'
 import { createEventHub } from './events/hub.js'
 import { handleEventStream, StreamLimits } from './events/sse.js'
 import { removeManagementAddress, writeManagementAddress } from './management/address-file.js'
@@ -87,6 +88,7 @@ export async function start (config: Readonly<Config>, opts: StartOptions = {}):
 
   const secretsKey = await loadSecretsKey({ secretsKey: config.SECRETS_KEY, dataDir: config.DATA_DIR })
   let requestLogs: RequestLogStore
+  let quotas: QuotaPersistence | null = null
   try {
     await checkStoredSecrets(store, secretsKey, logger)
     await resealLegacySecrets(store, secretsKey, logger)
@@ -99,6 +101,8 @@ export async function start (config: Readonly<Config>, opts: StartOptions = {}):
     } else {
       requestLogs = tableRequestLog(store)
     }
+    // Without Redis, quota counters live in memory: written behind to the store, read back here.
+    quotas = shared.quotaCounters === undefined ? null : await persistQuotas(shared.quotaCounters, store, logger, config.QUOTA_FLUSH_MS)
   } catch (err) {
     await Promise.allSettled([hub.close(), shared.close()])
     await store.close().catch(() => {})
@@ -261,6 +265,8 @@ export async function start (config: Readonly<Config>, opts: StartOptions = {}):
       await requestLogs.close?.().catch(() => {})
       await pool.close().catch(() => {})
       await runner.settled()
+      // After the gateway stopped admitting: the last quota hits are written before the store closes.
+      await quotas?.close().catch(err => { logger.warn({ err: (err as Error).message }, 'quota counters could not be written at stop') })
       await tracer?.shutdown()
       await Promise.allSettled([hub.close(), shared.close()])
       await store.close()

@@ -5,13 +5,21 @@ const startOfMonth = (ms: number) => { const d = new Date(ms); return Date.UTC(d
 
 interface Counter { count: number, resetAt: number }
 
+/** The quota counters of a memory limiter, for keeping them across restarts (access/quota-persistence.ts). */
+export interface QuotaCounters {
+  /** Raises a quota counter of a period to at least `count` (counts read at start). */
+  seed (key: string, stamp: string, endMs: number, count: number): void
+  /** Told of every admitted quota hit. */
+  listen (fn: (key: string, stamp: string, endMs: number, cost: number) => void): void
+}
+
 /**
  * One-instance counters with the same semantics as the Redis variant: a
  * window starts at a key's first hit, rejected hits do not count. Expired
  * counters are swept every 4096 hits so memory stays bounded without a timer.
  * `now` is the clock (tests move it across a quota period's end).
  */
-export function createMemoryLimiter (now: () => number = Date.now): RateLimiter {
+export function createMemoryLimiter (now: () => number = Date.now): RateLimiter & { quotas: QuotaCounters } {
   const counters = new Map<string, Counter>()
   let hits = 0
   const count = (key: string, limit: number, cost: number, resetAt: (at: number) => number): HitResult => {
@@ -44,10 +52,22 @@ export function createMemoryLimiter (now: () => number = Date.now): RateLimiter 
     },
     hitQuota (key: string, limit: number, period: QuotaPeriod, cost = 1): HitResult {
       const { stamp, endMs } = periodAt(period, now())
-      return count(`q:${key}:${stamp}`, limit, cost, () => endMs)
+      const r = count(`q:${key}:${stamp}`, limit, cost, () => endMs)
+      if (r.allowed && listener !== null) listener(key, stamp, endMs, cost)
+      return r
     }
   }
+  let listener: Parameters<QuotaCounters['listen']>[0] | null = null
   return {
+    quotas: {
+      seed (key, stamp, endMs, n) {
+        if (endMs <= now()) return
+        const c = counters.get(`q:${key}:${stamp}`)
+        if (c === undefined || c.resetAt <= now()) counters.set(`q:${key}:${stamp}`, { count: n, resetAt: endMs })
+        else c.count = Math.max(c.count, n)
+      },
+      listen (fn) { listener = fn }
+    },
     sync,
     async hit (key, limit, windowSeconds, cost = 1) { return sync.hit(key, limit, windowSeconds, cost) },
     async hitQuota (key, limit, period, cost = 1) { return sync.hitQuota(key, limit, period, cost) }

@@ -2,7 +2,7 @@ import type { Redis } from 'ioredis'
 import type { Config } from '../config/config.js'
 import type { Logger } from '../logger.js'
 import { createMemoryKv } from './memory-kv.js'
-import { createMemoryLimiter } from './memory-limiter.js'
+import { createMemoryLimiter, type QuotaCounters } from './memory-limiter.js'
 import { createMemoryLocks } from './memory-locks.js'
 import { createRedis, type RedisOptions } from './redis.js'
 import { createRedisKv } from './redis-kv.js'
@@ -14,6 +14,8 @@ export interface SharedState {
   kv: KeyValueCache
   locks: LockManager
   limiter: RateLimiter
+  /** The memory limiter's quota counters (CACHE_TYPE=memory), to keep them across restarts. */
+  quotaCounters?: QuotaCounters
   /** The command connection when CACHE_TYPE is redis (pass it to createEventHub; /readyz may PING it). */
   redis?: Redis
   close (): Promise<void>
@@ -29,7 +31,8 @@ export interface SharedStateOptions extends RedisOptions {
 /** Memory or Redis variants of the shared primitives, as CACHE_TYPE says. */
 export function createSharedState (opts: SharedStateOptions): SharedState {
   if (opts.config.CACHE_TYPE !== 'redis') {
-    return { kv: createMemoryKv(), locks: createMemoryLocks(), limiter: createMemoryLimiter(), close: async () => {} }
+    const limiter = createMemoryLimiter()
+    return { kv: createMemoryKv(), locks: createMemoryLocks(), limiter, quotaCounters: limiter.quotas, close: async () => {} }
   }
   const keyPrefix = opts.keyPrefix ?? 'gatehouse:'
   const redis = createRedis(opts.config, opts.logger, opts)

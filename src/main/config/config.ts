@@ -20,6 +20,7 @@ export interface Config {
   MCP_SESSION_IDLE_SECONDS: number
   MCP_SESSIONS_PER_USER: number
   MCP_SESSIONS_MAX: number
+  QUOTA_FLUSH_MS: number
   MCP_ALLOWED_ORIGINS: string[]
   MCP_ALLOWED_HOSTS: string[]
   ASSISTANT_BASE_URL: string
@@ -92,6 +93,7 @@ const VARS: Record<keyof Config, VarSpec> = {
   MCP_SESSION_IDLE_SECONDS: { type: 'integer', default: 1800, minimum: 10, maximum: 604800, accepts: 'seconds 10-604800' },
   MCP_SESSIONS_PER_USER: { type: 'integer', default: 20, minimum: 1, maximum: 10000, accepts: 'an integer 1-10000' },
   MCP_SESSIONS_MAX: { type: 'integer', default: 1000, minimum: 1, maximum: 1000000, accepts: 'an integer 1-1000000' },
+  QUOTA_FLUSH_MS: { type: 'integer', default: 1000, minimum: 50, maximum: 60000, accepts: 'milliseconds 50-60000' },
   MCP_ALLOWED_ORIGINS: { type: 'string', default: '', accepts: 'comma-separated origins such as https://console.example.com' },
   MCP_ALLOWED_HOSTS: { type: 'string', default: '', accepts: 'comma-separated host[:port] values' },
   DATABASE_URL: { type: 'string', default: '', pattern: '^(|postgres(ql)?://.+)$', accepts: 'a postgres:// URL, or empty for the embedded store' },

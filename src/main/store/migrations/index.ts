@@ -22,6 +22,7 @@ import { m015CollectionUpstream } from './015-collection-upstream.js'
 import { m016ParameterDefaults } from './016-parameter-defaults.js'
 import { m017TraceIds } from './017-trace-ids.js'
 import { m018ProxyWebsocket } from './018-proxy-websocket.js'
+import { m019QuotaCounters } from './019-quota-counters.js'
 
 /** `embeddedSql`, when given, is what the embedded store runs instead of `sql`. */
 export interface Migration { version: number, name: string, sql: string, embeddedSql?: string }
@@ -44,5 +45,6 @@ export const MIGRATIONS: readonly Migration[] = [
   m015CollectionUpstream,
   m016ParameterDefaults,
   m017TraceIds,
-  m018ProxyWebsocket
+  m018ProxyWebsocket,
+  m019QuotaCounters
 ]
