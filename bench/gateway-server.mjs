@@ -2,11 +2,15 @@
 import { loadConfig } from '../dist/src/main/config/config.js'
 import { createGateway } from '../dist/src/main/gateway/index.js'
 import { createLogger } from '../dist/src/main/logger.js'
+import { createTracer } from '../dist/src/main/observability/tracing/tracer.js'
 
 const [port, backendPort] = process.argv.slice(2).map(Number)
-const config = loadConfig({ PORT: String(port), HOST: '127.0.0.1', LOG_LEVEL: 'warn' })
+// OTEL_* from the environment (bench/tracing.mjs): tracing on when an endpoint is given.
+const otel = Object.fromEntries(Object.entries(process.env).filter(([k]) => k.startsWith('OTEL_')))
+const config = loadConfig({ PORT: String(port), HOST: '127.0.0.1', LOG_LEVEL: 'warn', ...otel })
 const logger = createLogger(config)
-const gateway = createGateway({ config, logger, readiness: async () => ({ ok: true, checks: {} }) })
+const tracer = createTracer(config, logger)
+const gateway = createGateway({ config, logger, readiness: async () => ({ ok: true, checks: {} }), tracer })
 const now = new Date().toISOString()
 const collection = {
   id: 'bench', name: 'bench', description: '', base_path: '/api', upstream_url: `http://127.0.0.1:${backendPort}`,
@@ -20,5 +24,5 @@ const proxy = {
 gateway.setRoutes([collection], [proxy])
 await gateway.listen()
 process.stdout.write('ready\n')
-process.on('SIGTERM', () => { gateway.close().then(() => process.exit(0)) })
+process.on('SIGTERM', () => { gateway.close().then(() => tracer?.shutdown()).then(() => process.exit(0)) })
 process.on('SIGINT', () => { gateway.close().then(() => process.exit(0)) })

@@ -175,3 +175,27 @@ t.test('a gateway MCP session opened on one instance is served by another (Redis
   t.equal(JSON.parse(listed.result.content[0].text).endpoints.length, 2, 'instance B serves the session A opened, with the same view')
   await client.close()
 })
+
+t.test("execute_endpoint continues the agent's trace: its traceparent reaches the gateway call and the backend", async t => {
+  const { startOtlpReceiver } = await import('../../helpers/otlp-receiver.js')
+  const receiver = await startOtlpReceiver(t)
+  const backend = await startBackend(t)
+  const s = await start(loadConfig({
+    GATEWAY_SERVER, PORT: '0', HOST: '127.0.0.1', MANAGEMENT_PORT: '0', LOG_LEVEL: 'silent', WORKERS: '1', DATA_DIR: await createTempDir(t), DATABASE_URL: '',
+    OTEL_EXPORTER_OTLP_ENDPOINT: receiver.url, OTEL_BSP_SCHEDULE_DELAY: '50'
+  }), { logger: silentLogger })
+  t.teardown(async () => { await s.close() })
+  const p = await publish(s, backend.url)
+  const agent = { trace: '5b8aa5a2d2c872e8321cf37308d69df2', span: '051581bf3cb55c13' }
+  const { client } = await connect(`http://127.0.0.1:${s.gatewayPort}/mcp`, { ...headersOf(p), traceparent: `00-${agent.trace}-${agent.span}-01` })
+  const ok = await client.callTool({ name: 'execute_endpoint', arguments: { endpoint_id: p.itemId, path_params: { id: 'traced' } } })
+  t.match(resultOf(ok), { status: 200 })
+  await client.close()
+  const m = /^00-([0-9a-f]{32})-([0-9a-f]{16})-01$/.exec(String(backend.seen.at(-1)!.headers.traceparent))
+  t.equal(m?.[1], agent.trace, "the backend is in the agent's trace")
+  const spans = await receiver.waitFor(s => s.some(x => x.traceId === agent.trace && x.kind === 2), "the gateway call's server span")
+  const server = spans.find(x => x.traceId === agent.trace && x.kind === 2)!
+  t.equal(server.parentSpanId, agent.span, "the gateway call is a child of the agent's span")
+  t.equal(server.attributes['http.route'], '/catalogue/items/{id}')
+  t.ok(spans.some(x => x.traceId === agent.trace && x.parentSpanId === server.spanId && x.spanId === m![2]), "the backend's parent is the gateway's backend-call span")
+})

@@ -8,14 +8,14 @@ import t from 'tap'
 import { loadConfig } from '../../../src/main/config/config.js'
 import { createGateway } from '../../../src/main/gateway/index.js'
 import { createTracer, type Tracer } from '../../../src/main/observability/tracing/tracer.js'
-import { collection, proxy, startBackend } from '../../helpers/gateway.js'
+import { collection, GATEWAY_SERVER, proxy, startBackend } from '../../helpers/gateway.js'
 import { silentLogger } from '../../helpers/db.js'
 import { startOtlpReceiver, type ReceivedSpan } from '../../helpers/otlp-receiver.js'
 
 interface T { teardown (fn: () => unknown): void }
 
 async function tracedGateway (t: T, otel: Record<string, string>): Promise<{ url: string, tracer: Tracer, gateway: ReturnType<typeof createGateway> }> {
-  const config = loadConfig({ PORT: '0', HOST: '127.0.0.1', LOG_LEVEL: 'silent', SHUTDOWN_TIMEOUT_MS: '3000', OTEL_BSP_SCHEDULE_DELAY: '50', ...otel })
+  const config = loadConfig({ PORT: '0', HOST: '127.0.0.1', LOG_LEVEL: 'silent', SHUTDOWN_TIMEOUT_MS: '3000', OTEL_BSP_SCHEDULE_DELAY: '50', GATEWAY_SERVER, ...otel })
   const tracer = createTracer(config, silentLogger)!
   const gateway = createGateway({ config, logger: silentLogger, readiness: async () => ({ ok: true, checks: {} }), tracer })
   const { port } = await gateway.listen()
