@@ -2,7 +2,9 @@
  * Trigger test-listen (one start/stream pair for every kind), even while the
  * workflow is disabled: http_trigger captures the next request to the proxy's
  * gateway path; cron fires once at once; IMAP waits read-only for the first
- * unseen email. The captured output and its run (mode test) are streamed.
+ * unseen email; a broker listen connects first (an unreachable broker is the
+ * answer, 502) and takes the next message. The captured output and its run
+ * (mode test) are streamed.
  *   POST   /workflows/:workflowId/trigger-test/listen            start (answers the session)
  *   GET    /workflows/:workflowId/trigger-test/:listenId/stream  Server-Sent Events
  *   DELETE /workflows/:workflowId/trigger-test/:listenId         stop waiting

@@ -47,6 +47,23 @@ t.test('every management MCP tool has a category an MCP client can read', async 
   t.equal(of('get_metrics'), 'metrics')
   t.ok(tools.find(x => x.name === 'get_profile_credentials')?._meta?.['gatehouse/secret_fields'] !== undefined, 'other _meta keys stay')
 
+  // Tool schemas derive from the routes': the proxy field and the validation answer reach MCP clients.
+  for (const name of ['create_proxy', 'update_proxy']) {
+    t.match(tools.find(x => x.name === name)?.inputSchema.properties?.apply_parameter_defaults, { type: 'boolean' }, `${name} takes apply_parameter_defaults`)
+  }
+  const call = async (name: string, args: Record<string, unknown>) => (await client.callTool({ name, arguments: args })).structuredContent as any
+  const c = await call('create_collection', { name: 'cat', base_path: '/cat', upstream_url: 'http://127.0.0.1:9' })
+  const p = await call('create_proxy', { collection_id: c.id, name: 'p', methods: ['GET'], path: '/p' })
+  t.equal(p.apply_parameter_defaults, false)
+  const checked = await call('validate_proxy_workflow', {
+    id: p.id,
+    workflow: {
+      nodes: [{ id: 't', name: 't', type: 'http_trigger', settings: {} }, { id: 'f', name: 'f', type: 'http_request_node', settings: { url: 'http://127.0.0.1:9/', continue_on_error: true } }],
+      edges: [{ id: 'e', source: 't', target: 'f' }]
+    }
+  })
+  t.match(checked, { valid: true, status_rules: [{ node_id: 'f', rule: 'continue_on_error' }] }, 'validate_proxy_workflow says which rule handles a non-2xx answer')
+
   // Operations this service does not serve in this configuration have one too.
   for (const [key, info] of Object.entries(OPERATIONS)) {
     const [, path] = key.split(' ')
