@@ -83,3 +83,29 @@ t.test('consistent hashing on the path and on the client address', async t => {
   const ip = await load(`${url}${byIp.base_path}/x`, 30, 5)
   t.equal(new Set(ip.map(r => r.backend)).size, 1, 'one client address, one target')
 })
+
+t.test('active checks: expected statuses and thresholds decide, whatever the traffic says', async t => {
+  let healthz = 200
+  const check: Handler = (req, res, body, b) => {
+    if (req.url === '/healthz') { res.writeHead(healthz); res.end(); return }
+    res.writeHead(200, { 'x-backend': b.name }); res.end('{}')
+  }
+  const a = await startBackend(t, '127.0.0.2', 'a', 0, check)
+  const b = await startBackend(t, '127.0.0.3', 'b')
+  const { gateway, url } = await startGateway(t, {}, NO_SHED)
+  const col = balancedCollection([{ url: a.url }, { url: b.url }], {
+    health_checks: { active: { path: '/healthz', interval_ms: 100, timeout_ms: 1000, healthy_threshold: 3, unhealthy_threshold: 2, expected_statuses: [200, 204] } }
+  })
+  gateway.setRoutes([col], [proxy(col, { path: '/*', target_path: '/*' })])
+  const stateOfA = () => gateway.upstreamHealth(col.id)![0]
+  healthz = 500
+  await until('a unhealthy', () => stateOfA().state === 'unhealthy')
+  t.match(stateOfA().last_error, /health check \/healthz answered 500/)
+  t.same(countBy(await load(`${url}${col.base_path}/x`, 20, 2)), { b: 20 }, 'no traffic to an unhealthy target')
+  const probes = a.seen.filter(s => s.url === '/healthz').length
+  healthz = 204
+  await until('a healthy again', () => stateOfA().state === 'healthy')
+  t.ok(a.seen.filter(s => s.url === '/healthz').length - probes >= 3, 'after healthy_threshold good probes')
+  t.equal(a.seen.find(s => s.url === '/healthz')?.headers['user-agent'], 'gatehouse-health-check')
+  t.same(countBy(await load(`${url}${col.base_path}/x`, 20, 1)), { a: 10, b: 10 }, 'traffic again')
+})
