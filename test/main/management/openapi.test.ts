@@ -19,7 +19,9 @@ t.test('the management OpenAPI document', async t => {
   const create = doc.paths['/api/v1/collections'].post
   t.equal(create.operationId, 'create_collection')
   t.equal(create['x-required-role'], 'editor')
-  t.match(create.requestBody.content['application/json'].schema, { required: ['name', 'base_path', 'upstream_url'], properties: { base_path: { type: 'string' } } })
+  const createBody = create.requestBody.content['application/json'].schema
+  t.match(createBody, { required: ['name', 'base_path'], properties: { base_path: { type: 'string' }, upstream_url: { type: 'string' }, upstream: { type: 'object' } } })
+  t.notOk(createBody.required.includes('upstream_url'), 'a backend is upstream_url or upstream.targets, so neither is required alone')
   t.ok(create.responses['201'] !== undefined && create.responses['403'] !== undefined)
   const rotate = doc.paths['/api/v1/clients/{clientId}/profiles/{id}/rotate'].post
   t.same(rotate.parameters.map((p: any) => [p.name, p.in]), [['clientId', 'path'], ['id', 'path']])
