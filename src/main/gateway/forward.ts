@@ -11,7 +11,7 @@ import { badGateway, gatewayTimeout } from '../../common/errors.js'
 import type { GatewayExchange } from './exchange.js'
 import { buildRequestHead, buildTargetPath, type ClientRequestInfo } from './request-head.js'
 import type { ResponseHead } from './response-parser.js'
-import type { ExchangeEvents } from './upstream.js'
+import type { ExchangeEvents, ExchangeFailure } from './upstream.js'
 import { startBackendSpan } from '../observability/tracing/gateway-spans.js'
 import { forwardBalanced } from './upstreams/balanced-forward.js'
 import { GatherRelay } from './responses/gather-relay.js'
@@ -54,6 +54,11 @@ export function forward (x: GatewayExchange, query: string, body: Buffer | null)
 function relayFor (x: GatewayExchange, timeoutMs: number): ExchangeEvents {
   return x.encoding !== null || x.cacheSink !== null ? new GatherRelay(x, timeoutMs) : new Relay(x, timeoutMs)
 }
+
+/** The warn line of an answer cut after it started. */
+export const cutReason = (kind: ExchangeFailure): string => kind === 'stalled'
+  ? 'client stopped reading mid-answer: connections to the client and the backend cut'
+  : 'backend failed mid-answer: connection to the client cut'
 
 /** Relays the backend's answer to the client: one object per request instead of a closure per event. */
 export class Relay implements ExchangeEvents {
@@ -108,13 +113,13 @@ export class Relay implements ExchangeEvents {
     x.finish(this.routeName, Math.round(performance.now() - x.upstreamStart))
   }
 
-  onError (kind: 'connect' | 'timeout' | 'protocol', err: Error): void {
+  onError (kind: ExchangeFailure, err: Error): void {
     const x = this.x
     if (x.aborted) { x.finish(this.routeName); return }
     if (this.headWritten || (this.head !== null && this.small === null)) {
       // The answer already started: all we can do is cut the connection.
       x.status = x.status || 502
-      x.warnFailure(x.status, 'backend failed mid-answer: connection to the client cut', { kind, error: err.message })
+      x.warnFailure(x.status, cutReason(kind), { kind, error: err.message })
       x.res.cork(() => x.res.close())
       x.finish(this.routeName)
       return
@@ -148,7 +153,7 @@ export class Relay implements ExchangeEvents {
         res.onWritable(o => {
           if (this.pending === null) return true
           const [ok2, fin2] = res.tryEnd(this.pending.subarray(o - this.pendingOffset), this.totalLength)
-          if (ok2 || fin2) { this.pending = null; x.upstream?.resume() }
+          if (ok2 || fin2) { this.pending = null; x.upstream?.resume() } else x.upstream?.progress()
           return ok2
         })
       }

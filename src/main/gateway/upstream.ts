@@ -11,12 +11,17 @@ import net from 'node:net'
 import tls from 'node:tls'
 import { ResponseParser, type ResponseHead } from './response-parser.js'
 
+export type ExchangeFailure = 'connect' | 'timeout' | 'protocol' | 'stalled'
+
 export interface ExchangeEvents {
   onHead (head: ResponseHead, framing: 'none' | 'length' | 'chunked' | 'close', length: number): void
   onBody (chunk: Buffer): void
   onEnd (): void
-  /** kind: 'connect' (never reached), 'timeout' (no answer in time), 'protocol' (bad answer or cut short). */
-  onError (kind: 'connect' | 'timeout' | 'protocol', err: Error): void
+  /**
+   * kind: 'connect' (never reached), 'timeout' (no answer in time), 'protocol' (bad answer or cut
+   * short), 'stalled' (the client took nothing of the answer for the timeout while the backend was paused for it).
+   */
+  onError (kind: ExchangeFailure, err: Error): void
 }
 
 export interface ExchangeOptions {
@@ -108,11 +113,14 @@ export class Exchange {
   private ps: PooledSocket | null = null
   private parser: ResponseParser
   private timer: NodeJS.Timeout | null = null
+  private timerMs = 0
   private gotBytes = false
   private sentBody = false
   private bodyEnded = false
   private finished = false
   private retried = false
+  /** The backend socket is paused because the client is slow (see pause()). */
+  private paused = false
   private pendingBody: Array<{ chunk: Buffer, last: boolean }> = []
   private chunkedOut: boolean
   onDrain: (() => void) | null = null
@@ -125,9 +133,9 @@ export class Exchange {
   private newParser (): ResponseParser {
     return new ResponseParser({
       onHead: (h, f, l) => {
-        // From the head on, the timeout is an idle one: the body must keep coming (and the client keep reading).
-        this.clearTimer()
-        this.timer = setTimeout(() => this.fail('timeout', new Error(`the backend sent nothing for ${this.o.responseTimeoutMs} ms while answering`)), this.o.responseTimeoutMs)
+        // From the head on, the timeout is an idle one: no progress on either side for that long. While
+        // the backend is paused because the client is slow, progress is the client taking more (progress()).
+        this.armIdle(this.o.responseTimeoutMs)
         this.o.events.onHead(h, f, l)
       },
       onBody: c => { this.timer?.refresh(); this.o.events.onBody(c) },
@@ -190,8 +198,27 @@ export class Exchange {
     this.onDrain?.()
   }
 
-  pause (): void { this.ps?.socket.pause() }
-  resume (): void { this.ps?.socket.resume() }
+  /**
+   * Stops reading the backend while the client is slow. The backend's silence no longer counts;
+   * the client's does, from now, and it has at least CLIENT_STALL_MIN_MS.
+   */
+  pause (): void {
+    if (this.ps === null) return
+    this.paused = true
+    this.ps.socket.pause()
+    this.armIdle(Math.max(this.o.responseTimeoutMs, CLIENT_STALL_MIN_MS))
+  }
+
+  /** Reads the backend again; its silence counts from now. */
+  resume (): void {
+    if (this.ps === null) return
+    this.paused = false
+    this.ps.socket.resume()
+    this.armIdle(this.o.responseTimeoutMs)
+  }
+
+  /** The client took more of the answer while the backend is paused for it: progress. */
+  progress (): void { this.timer?.refresh() }
 
   /** The client went away: drop the upstream connection. */
   abort (): void {
@@ -241,7 +268,7 @@ export class Exchange {
     this.o.events.onEnd()
   }
 
-  private fail (kind: 'connect' | 'timeout' | 'protocol', err: Error): void {
+  private fail (kind: ExchangeFailure, err: Error): void {
     if (this.finished) return
     this.finished = true
     this.clearTimer()
@@ -249,10 +276,35 @@ export class Exchange {
     this.o.events.onError(kind, err)
   }
 
+  /** (Re)starts the idle timer; refresh() keeps its duration, so a new duration needs a new timer. */
+  private armIdle (ms: number): void {
+    if (this.timer !== null && this.timerMs === ms) { this.timer.refresh(); return }
+    this.clearTimer()
+    this.timerMs = ms
+    // A module-level callback with the exchange as argument: no closure per timer.
+    this.timer = setTimeout(idleExpired, ms, this)
+  }
+
+  /** No progress on either side for the idle time (see onHead). */
+  idleExpired (): void {
+    if (this.paused) this.fail('stalled', new Error(`the client took nothing of the answer for ${this.timerMs} ms`))
+    else this.fail('timeout', new Error(`the backend sent nothing for ${this.timerMs} ms while answering`))
+  }
+
   private clearTimer (): void {
     if (this.timer !== null) { clearTimeout(this.timer); this.timer = null }
   }
 }
+
+/**
+ * While the backend is paused for a slow client, the client's progress is seen only when its socket
+ * drains enough to be writable again, which a steady reader at a few hundred KB/s reaches every second
+ * or so; the HTTP layer (uWS) itself allows 10 s between such events. A client taking nothing for
+ * this long (or the route's timeout, if longer) is cut.
+ */
+const CLIENT_STALL_MIN_MS = 10_000
+
+function idleExpired (ex: Exchange): void { ex.idleExpired() }
 
 /** One pool per upstream origin. */
 export class UpstreamClient {

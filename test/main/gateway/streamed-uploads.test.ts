@@ -12,6 +12,7 @@ import type { AddressInfo } from 'node:net'
 import t, { type Test } from 'tap'
 import { collection, proxy, startGateway } from '../../helpers/gateway.js'
 import { prng } from '../../helpers/prng.js'
+import { dechunk } from '../../helpers/raw-http.js'
 
 const MiB = 1024 * 1024
 const sleep = (ms: number) => new Promise(resolve => setTimeout(resolve, ms))
@@ -95,7 +96,7 @@ async function upload (port: number, path: string, u: Upload): Promise<Outcome> 
     const rest = answer.subarray(end + 4)
     const len = Number(/\r\ncontent-length: *(\d+)/i.exec(head)?.[1] ?? -1)
     if (len >= 0 && rest.length >= len) finish(status, rest.subarray(0, len).toString())
-    else if (/\r\ntransfer-encoding: *chunked/i.test(head) && rest.subarray(-5).toString() === '0\r\n\r\n') finish(status, dechunk(rest))
+    else if (/\r\ntransfer-encoding: *chunked/i.test(head) && rest.subarray(-5).toString() === '0\r\n\r\n') finish(status, dechunk(rest).toString())
   })
   socket.on('close', () => finish(0, `connection closed; got ${JSON.stringify(answer.toString('latin1').slice(0, 200))}`))
 
@@ -144,19 +145,6 @@ async function upload (port: number, path: string, u: Upload): Promise<Outcome> 
   clearTimeout(deadline)
   socket.destroy()
   return { ...res, sent, sha256: hash.digest('hex'), ms: Date.now() - t0 }
-}
-
-/** The data of a complete chunked answer (the gateway's own framing; the backend's answers are small). */
-function dechunk (b: Buffer): string {
-  let out = ''
-  let at = 0
-  for (;;) {
-    const eol = b.indexOf('\r\n', at)
-    const n = parseInt(b.subarray(at, eol).toString(), 16)
-    if (!(n > 0)) return out
-    out += b.subarray(eol + 2, eol + 2 + n).toString()
-    at = eol + 2 + n + 2
-  }
 }
 
 function check (t: Test, name: string, o: Outcome, chunked: boolean): void {

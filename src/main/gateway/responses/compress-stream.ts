@@ -23,7 +23,8 @@ export class CompressStream {
       x.res.cork(() => { ok = x.res.write(out) })
       if (!ok) {
         z.pause()
-        x.res.onWritable(() => { z.resume(); return true })
+        // The client took more: progress, while zlib (and so the backend) waits for it.
+        x.res.onWritable(() => { x.upstream?.progress(); z.resume(); return true })
       }
     })
     z.on('drain', () => { x.upstream?.resume() })

@@ -12,9 +12,9 @@
  *                      └─ onEnd ─> cache sink (store, collapsed waiters) ─> sendWhole (compress?)
  */
 import type { GatewayExchange } from '../exchange.js'
-import { Relay } from '../forward.js'
+import { cutReason, Relay } from '../forward.js'
 import type { ResponseHead } from '../response-parser.js'
-import type { ExchangeEvents } from '../upstream.js'
+import type { ExchangeEvents, ExchangeFailure } from '../upstream.js'
 import { COMPRESS_MAX_BYTES, compressibleHead } from './compression.js'
 import { CompressStream } from './compress-stream.js'
 import { sendWhole } from './whole-answer.js'
@@ -82,10 +82,10 @@ export class GatherRelay implements ExchangeEvents {
     sendWhole(x, { status: h.status, statusText: h.statusText, headers: h.headers, body }, upstreamMs, memo)
   }
 
-  onError (kind: 'connect' | 'timeout' | 'protocol', err: Error): void {
+  onError (kind: ExchangeFailure, err: Error): void {
     this.x.cacheSink?.decline()
     if (this.stream !== null) {
-      this.x.warnFailure(this.x.status || 502, 'backend failed mid-answer: connection to the client cut', { kind, error: err.message })
+      this.x.warnFailure(this.x.status || 502, cutReason(kind), { kind, error: err.message })
       this.stream.cut()
       return
     }
