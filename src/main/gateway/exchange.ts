@@ -63,7 +63,7 @@ function readHeader (k: string, v: string): void {
     case 'content-length': x.clCount++; x.contentLength = /^\d{1,15}$/.test(v) ? Number(v) : -2; break
     // Compared as sent: the HTTP layer reads only a literal 'chunked' as chunked, so 'CHUNKED' is refused rather than forwarded as a body it never reads.
     case 'transfer-encoding': x.teCount++; x.te = v; break
-    case 'host': x.host = v; break
+    case 'host': x.hostCount++; x.host = v; break
     case 'x-forwarded-for': x.xff = x.xff === null ? v : `${x.xff}, ${v}`; break
     case 'x-forwarded-host': x.xfHost = v; break
     case 'x-forwarded-proto': x.xfProto = v.toLowerCase(); break
@@ -97,6 +97,7 @@ export class GatewayExchange {
   te: string | null = null
   teCount = 0
   host = ''
+  hostCount = 0
   xff: string | null = null
   xfHost: string | null = null
   xfProto: string | null = null

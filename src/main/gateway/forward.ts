@@ -26,7 +26,7 @@ export function forward (x: GatewayExchange, query: string, body: Buffer | null)
   const target = buildTargetPath(route, params, tail) + (query !== '' ? `?${query}` : '')
   const hasBody = x.hasBody
   const info: ClientRequestInfo = {
-    method: x.method, headers: x.headers, host: x.publicHost, xff: x.xff, remoteIp: x.peerIp, proto: x.proto, requestId: x.rid,
+    method: x.method, headers: x.headers, host: x.publicHost, xff: x.xff, remoteIp: x.peerIp, clientIp: x.remoteIp, proto: x.proto, requestId: x.rid,
     traceparent: x.span === null ? null : startBackendSpan(x, target), tracestate: x.span?.state ?? null,
     connectionTokens: x.connection === null ? null : x.connection.split(',').map(s => s.trim()).filter(s => s !== 'close' && s !== 'keep-alive')
   }

@@ -152,6 +152,8 @@ function handleRequest (x: GatewayExchange): void {
   if (shed !== null) { x.fail(serviceUnavailable(`The gateway is overloaded (${shed}); retry shortly.`, 1)); return }
   // Request smuggling: conflicting or repeated framing is refused outright.
   if (x.clCount > 1 || x.contentLength === -2 || x.teCount > 1 || (x.te !== null && x.te !== 'chunked')) { x.fail(badRequest('The request framing is ambiguous or invalid (Content-Length / Transfer-Encoding).')); return }
+  // Two Host headers: caches, routers and backends may each believe a different one (RFC 9112 §3.2).
+  if (x.hostCount > 1) { x.fail(badRequest('The request has more than one Host header.')); return }
   const url = x.url
   const segments = url.length > 1 ? url.slice(1).split('/') : []
   for (let i = 0; i < segments.length; i++) {

@@ -5,7 +5,7 @@ import type { CompiledRoute } from './route-table.js'
 const DROP = new Set([
   'connection', 'keep-alive', 'proxy-connection', 'proxy-authenticate', 'proxy-authorization', 'te', 'trailer',
   'transfer-encoding', 'upgrade', 'host', 'content-length', 'authorization', 'x-client-id', 'x-profile-id',
-  'x-forwarded-for', 'x-forwarded-proto', 'x-forwarded-host', 'x-request-id', 'expect'
+  'x-forwarded-for', 'x-forwarded-proto', 'x-forwarded-host', 'x-request-id', 'expect', 'x-real-ip'
 ])
 
 export interface ClientRequestInfo {
@@ -15,7 +15,10 @@ export interface ClientRequestInfo {
   connectionTokens: string[] | null
   host: string
   xff: string | null
+  /** The immediate peer, appended to X-Forwarded-For. */
   remoteIp: string
+  /** The client's address as the gateway determined it (behind TRUSTED_PROXIES, from X-Forwarded-For): X-Real-IP. */
+  clientIp: string
   proto: 'http' | 'https'
   requestId: string
   /** The gateway's span as the backend's parent; the client's traceparent and tracestate are replaced. Null: passed on as sent. */
@@ -56,6 +59,8 @@ export function buildRequestHead (route: CompiledRoute, info: ClientRequestInfo,
   for (let i = 0; i < route.addHeaders.length; i++) head += `${route.addHeaders[i][0]}: ${route.addHeaders[i][1]}\r\n`
   head += `x-forwarded-for: ${info.xff === null ? info.remoteIp : `${info.xff}, ${info.remoteIp}`}\r\n` +
     `x-forwarded-proto: ${info.proto}\r\nx-forwarded-host: ${info.host}\r\nx-request-id: ${info.requestId}\r\n`
+  // The client's X-Real-IP is dropped above: nginx-style backends trust this header as the client's address.
+  if (!route.addHeaderNames.has('x-real-ip')) head += `x-real-ip: ${info.clientIp}\r\n`
   if (bodyLength === 'chunked') head += 'transfer-encoding: chunked\r\n'
   else if (bodyLength > 0 || info.method === 'POST' || info.method === 'PUT' || info.method === 'PATCH') head += `content-length: ${bodyLength}\r\n`
   return head + '\r\n'

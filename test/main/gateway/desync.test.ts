@@ -30,7 +30,9 @@ export const CORPUS: Record<string, string> = {
   'Transfer-Encoding: CHUNKED': head(['Transfer-Encoding: CHUNKED']) + '0\r\n\r\n',
   'empty Transfer-Encoding': head(['Transfer-Encoding: ']) + '0\r\n\r\n',
   'bad chunk size': head(['Transfer-Encoding: chunked']) + 'zz\r\nhello\r\n0\r\n\r\n',
-  'chunk longer than its size': head(['Transfer-Encoding: chunked']) + '2\r\nhello\r\n0\r\n\r\n'
+  'chunk longer than its size': head(['Transfer-Encoding: chunked']) + '2\r\nhello\r\n0\r\n\r\n',
+  'two Host headers': head(['Host: internal.example', 'Content-Length: 5']) + 'hello',
+  'two equal Host headers': head(['Host: x', 'Content-Length: 5']) + 'hello'
 }
 
 /** Writes the bytes in one write; resolves with everything read until the server closes or goes quiet. */

@@ -201,7 +201,7 @@ export class NodeRequest implements GatewayRequest {
 
   forEach (cb: (key: string, value: string) => void): void {
     const raw = this.req.rawHeaders
-    let host = false
+    let authority = false
     let length = false
     for (let i = 0; i < raw.length; i += 2) {
       let k = raw[i].toLowerCase()
@@ -210,8 +210,9 @@ export class NodeRequest implements GatewayRequest {
       if (k.charCodeAt(0) === 58) { // ':' HTTP/2 pseudo-headers: only :authority is a header (Host)
         if (k !== ':authority') continue
         k = 'host'
-      }
-      if (k === 'host') { if (host) continue; host = true }
+        authority = true
+      } else if (k === 'host' && authority) continue // HTTP/2: :authority wins over a Host beside it (RFC 9113 §8.3.1)
+      // Repeated Host lines are passed on as sent: the gateway refuses them (400).
       cb(k, raw[i + 1])
     }
     // HTTP/2 frames a body without Content-Length: the stages read it as HTTP/1.1's chunked (length unknown).

@@ -47,7 +47,7 @@ export function relayWebSocket (x: GatewayExchange, query: string): void {
   }
   const { params, tail } = x.match!
   const info: ClientRequestInfo = {
-    method: 'GET', headers: x.headers.filter(h => !HANDSHAKE_HEADERS.has(h[0])), host: x.publicHost, xff: x.xff, remoteIp: x.peerIp, proto: x.proto,
+    method: 'GET', headers: x.headers.filter(h => !HANDSHAKE_HEADERS.has(h[0])), host: x.publicHost, xff: x.xff, remoteIp: x.peerIp, clientIp: x.remoteIp, proto: x.proto,
     requestId: x.rid, traceparent: null, tracestate: null, connectionTokens: null
   }
   const key = randomBytes(16).toString('base64')
