@@ -77,3 +77,24 @@ t.test('commit modes with a failing run; a broker outage and its return', async 
   const after = await runsUntil(w, ok.workflow_id, 2)
   t.same(after.map(r => r.trigger_output.message.sku).sort(), ['a', 'b'], 'consumption resumed; nothing ran twice')
 })
+
+t.test("a message's traceparent header continues the producer's trace: the run is a CONSUMER span under it", async t => {
+  const { startOtlpReceiver } = await import('../../helpers/otlp-receiver.js')
+  const receiver = await startOtlpReceiver(t)
+  const k = await startMockKafka({ traced: 1 })
+  t.teardown(() => k.stop())
+  const start = await instances(t, 'embedded', { OTEL_EXPORTER_OTLP_ENDPOINT: receiver.url, OTEL_BSP_SCHEDULE_DELAY: '50' })
+  const w = await start()
+  const cred = await kafkaCredential(w, k.brokers)
+  const p = await publishedProxy(w, 'http://127.0.0.1:9', 'ktrace')
+  t.equal((await w.api('PUT', `/proxies/${p.id as string}/workflow`, { workflow: workflow(cred, 'traced'), enabled: true })).status, 200)
+  const producer = { trace: '7d3f0a5c3e2b4c1d9e8f7a6b5c4d3e2f', span: '1a2b3c4d5e6f7a8b' }
+  await k.produce('traced', [{ value: '{"sku":"t"}', headers: { traceparent: `00-${producer.trace}-${producer.span}-01` } }])
+  const spans = await receiver.waitFor(s => s.some(x => x.traceId === producer.trace && x.name.startsWith('workflow ')), "the run's span in the producer's trace")
+  const run = spans.find(x => x.traceId === producer.trace && x.name.startsWith('workflow '))!
+  t.equal(run.parentSpanId, producer.span, "the run's parent is the producer's span")
+  t.equal(run.kind, 5, 'a CONSUMER span (OTLP kind 5)')
+  t.ok(spans.some(x => x.traceId === producer.trace && x.parentSpanId === run.spanId && x.attributes['gatehouse.node.id'] === 'note'), 'its node runs are its children')
+  const runs = await runsUntil(w, p.workflow_id, 1)
+  t.equal(runs[0].trace_id, producer.trace, 'the execution record names the producer\'s trace')
+})
