@@ -2,8 +2,9 @@
  * The shipped front-proxy examples, run for real in front of two gateway instances sharing one
  * store: deploy/nginx/gatehouse.conf and deploy/haproxy/haproxy.cfg (addresses replaced by the
  * test's loopback ports). Also what HTTP/1.0 clients get: nginx's default proxy_pass, ApacheBench
- * and HAProxy's default health check speak HTTP/1.0, which the gateway refuses with 505 (the
- * examples speak HTTP/1.1).
+ * and HAProxy's default health check speak HTTP/1.0, which the uWS layer refuses with 505 (the
+ * examples speak HTTP/1.1), and which the node layer (GATEWAY_SERVER=node) serves: there every
+ * default client and proxy, curl --http2 over TLS included, gets the gateway's real answers.
  */
 import { execFile, spawn, type ChildProcess } from 'node:child_process'
 import fs from 'node:fs'
@@ -14,6 +15,7 @@ import { loadConfig } from '../../src/main/config/config.js'
 import { start, type Service } from '../../src/main/server.js'
 import { createTempDir, createTestDatabase, silentLogger } from '../helpers/db.js'
 import { startBackend } from '../helpers/gateway.js'
+import { makeTestPki } from '../helpers/certs.js'
 import { freePort } from '../helpers/ports.js'
 
 const run = promisify(execFile)
@@ -24,12 +26,12 @@ const HAPROXY_EXAMPLE = fs.readFileSync(path.join(root, 'deploy/haproxy/haproxy.
 type T = { teardown (fn: () => unknown): void }
 
 /** Two instances on one PostgreSQL database, an open collection with one published proxy. */
-async function twoInstances (t: T) {
+async function twoInstances (t: T, server: 'uws' | 'node' = 'uws') {
   const backend = await startBackend(t, (req, res) => { res.setHeader('content-type', 'application/json'); res.end(JSON.stringify({ path: req.url, xff: req.headers['x-forwarded-for'] ?? null })) })
   const url = await createTestDatabase(t)
   const services: Service[] = []
   for (let i = 0; i < 2; i++) {
-    const s = await start(loadConfig({ PORT: '0', HOST: '127.0.0.1', MANAGEMENT_PORT: '0', LOG_LEVEL: 'silent', WORKERS: '1', DATABASE_URL: url, DATA_DIR: await createTempDir(t), TRUSTED_PROXIES: '127.0.0.1' }), { logger: silentLogger })
+    const s = await start(loadConfig({ GATEWAY_SERVER: server, PORT: '0', HOST: '127.0.0.1', MANAGEMENT_PORT: '0', LOG_LEVEL: 'silent', WORKERS: '1', DATABASE_URL: url, DATA_DIR: await createTempDir(t), TRUSTED_PROXIES: '127.0.0.1' }), { logger: silentLogger })
     services.push(s)
     t.teardown(async () => { await s.close() })
   }
@@ -158,6 +160,9 @@ t.test('HAProxy with the shipped example: HTTP/1.1 health checks mark both up an
     t.equal(r.status, 200)
     t.equal((await r.json() as { path: string }).path, `/items/${i}`)
   }
+  // HAProxy passes an HTTP/1.0 client's version through: the uWS layer refuses it (docs/deploy.md: GATEWAY_SERVER=node).
+  const c10 = await run('curl', ['-s', '-i', '--http1.0', `http://127.0.0.1:${port}/shop/items/1`])
+  t.match(c10.stdout, /^HTTP\/1\.[01] 505 /, 'an HTTP/1.0 client through HAProxy gets the uWS layer\'s 505')
 
   // The default `option httpchk` (HTTP/1.0 OPTIONS /) against the same gateways.
   const dir2 = await createTempDir(t)
@@ -172,4 +177,97 @@ t.test('HAProxy with the shipped example: HTTP/1.1 health checks mark both up an
     return csv.split('\n').filter(l => l.startsWith('gatehouse,gw')).every(l => l.split(',')[17] === 'DOWN')
   }, 'the default check to mark both DOWN')
   t.pass('HAProxy\'s default HTTP/1.0 check marks every instance down (the gateway answers 505)')
+})
+
+t.test('GATEWAY_SERVER=node: nginx defaults, HAProxy httpchk, ab, curl --http1.0 and curl --http2 get the real answers', async t => {
+  const { services, backend } = await twoInstances(t, 'node')
+  const ports = services.map(s => s.gatewayPort)
+
+  // nginx with a plain proxy_pass: HTTP/1.0 to the gateway, no keep-alive.
+  const dir = await createTempDir(t)
+  const port = await freePort()
+  const plain = NGINX_EXAMPLE.replace(/^\s*proxy_http_version 1\.1;.*$/gm, '').replace(/^\s*proxy_set_header Connection "";.*$/gm, '').replace(/^\s*keepalive 64;.*$/m, '')
+  t.notMatch(plain, /^\s*proxy_http_version/m, 'no proxy_http_version left')
+  daemon(t, 'nginx', ['-c', nginxConfig(dir, plain, ports, port, { listen: await freePort(), to: services[0].managementPort }), '-p', dir])
+  await until(async () => (await fetch(`http://127.0.0.1:${port}/shop/items/1`)).status === 200, 'nginx (plain proxy_pass)')
+  const before = backend.seen.length
+  for (let i = 0; i < 4; i++) {
+    const r = await fetch(`http://127.0.0.1:${port}/shop/items/${i}`)
+    t.equal(r.status, 200, 'nginx\'s HTTP/1.0 upstream request is served')
+    t.equal((await r.json() as { path: string }).path, `/items/${i}`)
+  }
+  t.equal(backend.seen.length - before, 4)
+  const missing = await fetch(`http://127.0.0.1:${port}/nothing`)
+  t.equal(missing.status, 404, 'the gateway\'s own answers come through too')
+  t.equal((await missing.json() as any).error.code, 'not_found')
+
+  // HAProxy: `option httpchk GET /livez` (HTTP/1.0), and an HTTP/1.0 client passed through.
+  const hdir = await createTempDir(t)
+  const [hport, stats] = [await freePort(), await freePort()]
+  const cfg = HAPROXY_EXAMPLE
+    .replace(/^\s*option httpchk$/m, '    option httpchk GET /livez')
+    .replace(/^\s*http-check send .*$/m, '').replace(/^\s*http-check expect .*$/m, '')
+    .replace('bind :80', `bind 127.0.0.1:${hport}`)
+    .replace('server gw1 127.0.0.1:8080', `server gw1 127.0.0.1:${ports[0]}`)
+    .replace('server gw2 127.0.0.1:8082', `server gw2 127.0.0.1:${ports[1]}`) +
+    `\nlisten stats\n    bind 127.0.0.1:${stats}\n    stats enable\n    stats uri /stats\n`
+  t.match(cfg, /option httpchk GET \/livez\n/)
+  const file = path.join(hdir, 'haproxy.cfg')
+  fs.writeFileSync(file, cfg)
+  daemon(t, 'haproxy', ['-db', '-f', file])
+  let last = ''
+  await until(async () => {
+    last = await (await fetch(`http://127.0.0.1:${stats}/stats;csv`)).text()
+    return last.split('\n').filter(l => l.startsWith('gatehouse,gw')).every(l => l.split(',')[17] === 'UP')
+  }, 'HAProxy\'s HTTP/1.0 check to mark both UP').catch(err => { throw new Error(`${(err as Error).message}: ${last}`) })
+  t.pass('the HTTP/1.0 health check marks both instances UP')
+  const viaHaproxy10 = await run('curl', ['-s', '--http1.0', '-i', `http://127.0.0.1:${hport}/shop/items/7`])
+  t.match(viaHaproxy10.stdout, /^HTTP\/1\.[01] 200 /, 'an HTTP/1.0 client through HAProxy gets 200')
+  t.match(viaHaproxy10.stdout, /"path":"\/items\/7"/)
+  const abHaproxy = await run('ab', ['-n', '200', '-c', '4', `http://127.0.0.1:${hport}/shop/items/1`])
+  t.match(abHaproxy.stdout, /Complete requests:\s+200/)
+  t.notMatch(abHaproxy.stdout, /Non-2xx responses/, 'ab through HAProxy: all 200')
+
+  // ab and curl --http1.0 straight at the gateway.
+  const ab = await run('ab', ['-n', '200', '-c', '4', `http://127.0.0.1:${ports[0]}/shop/items/1`])
+  t.match(ab.stdout, /Complete requests:\s+200/)
+  t.match(ab.stdout, /Failed requests:\s+0/)
+  t.notMatch(ab.stdout, /Non-2xx responses/, 'ab (HTTP/1.0) straight at the gateway: all 200')
+  const abk = await run('ab', ['-n', '200', '-c', '4', '-k', `http://127.0.0.1:${ports[0]}/shop/items/1`])
+  t.match(abk.stdout, /Keep-Alive requests:\s+200/, 'ab -k: HTTP/1.0 keep-alive is honoured')
+  t.notMatch(abk.stdout, /Non-2xx responses/)
+  const c10 = await run('curl', ['-s', '--http1.0', '-i', `http://127.0.0.1:${ports[0]}/shop/items/2`])
+  t.match(c10.stdout, /^HTTP\/1\.1 200 OK\r\n/, 'curl --http1.0: 200')
+  t.match(c10.stdout, /\r\nConnection: close\r\n/i, 'and the connection closes after it (RFC 9112)')
+  t.match(c10.stdout, /"path":"\/items\/2"/)
+  const livez = await run('curl', ['-s', '--http1.0', `http://127.0.0.1:${ports[0]}/livez`])
+  t.equal(livez.stdout, '{"status":"ok"}')
+})
+
+t.test('GATEWAY_SERVER=node: curl --http2 over TLS gets HTTP/2 answers from the gateway', async t => {
+  const pki = await makeTestPki(t)
+  const backend = await startBackend(t, (req, res) => { res.setHeader('content-type', 'application/json'); res.end(JSON.stringify({ path: req.url, proto: req.headers['x-forwarded-proto'] })) })
+  const s = await start(loadConfig({
+    GATEWAY_SERVER: 'node', PORT: '0', HOST: '127.0.0.1', MANAGEMENT_PORT: '0', LOG_LEVEL: 'silent', WORKERS: '1', DATABASE_URL: '', DATA_DIR: await createTempDir(t),
+    TLS_PORT: '0', TLS_CERT: pki.server.cert, TLS_KEY: pki.server.key
+  }), { logger: silentLogger })
+  t.teardown(async () => { await s.close() })
+  const token = await s.issueToken!('ops', 'admin')
+  const api = async (method: string, p: string, body?: unknown) =>
+    await (await fetch(`http://127.0.0.1:${s.managementPort}/api/v1${p}`, { method, headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' }, body: body === undefined ? undefined : JSON.stringify(body) })).json() as any
+  const c = await api('POST', '/collections', { name: 'shop', base_path: '/shop', upstream_url: backend.url, auth_required: false })
+  await api('POST', '/proxies', { collection_id: c.id, name: 'item', methods: ['GET', 'POST'], path: '/items/{id}', status: 'published' })
+  const base = `https://127.0.0.1:${s.gatewayTlsPort!}`
+  await until(async () => (await run('curl', ['-s', '-o', '/dev/null', '-w', '%{http_code}', '--http2', '--cacert', pki.ca.cert, `${base}/shop/items/1`])).stdout === '200', 'the route over TLS')
+  const r = await run('curl', ['-s', '-i', '--http2', '--cacert', pki.ca.cert, `${base}/shop/items/5`])
+  t.match(r.stdout, /^HTTP\/2 200 ?\r\n/, 'HTTP/2 by ALPN')
+  t.match(r.stdout, /x-request-id: /)
+  t.match(r.stdout, /"path":"\/items\/5","proto":"https"/)
+  const posted = await run('curl', ['-s', '--http2', '--cacert', pki.ca.cert, '-X', 'POST', '--data-binary', 'abc', `${base}/shop/items/6`])
+  t.match(posted.stdout, /"path":"\/items\/6"/)
+  t.equal(backend.seen.at(-1)!.body, 'abc', 'a request body over HTTP/2 reaches the backend')
+  const h1 = await run('curl', ['-s', '-i', '--http1.1', '--cacert', pki.ca.cert, `${base}/livez`])
+  t.match(h1.stdout, /^HTTP\/1\.1 200 /, 'HTTP/1.1 on the same port by ALPN')
+  const missing = await run('curl', ['-s', '-i', '--http2', '--cacert', pki.ca.cert, `${base}/nothing`])
+  t.match(missing.stdout, /^HTTP\/2 404 ?\r\n[^]*"code":"not_found"/, 'the gateway\'s own errors over HTTP/2')
 })
