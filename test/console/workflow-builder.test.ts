@@ -1,12 +1,15 @@
 /**
  * The workflow builder in a real browser: trigger → request → condition → two responses,
  * built by dragging from the catalogue and wiring handles, saved (the server's validation
- * message shown on the node it names), run with each node's output shown.
+ * message shown on the node it names), run with each node's output shown; reached from the
+ * proxy list's "Add workflow" link, run with a sample request kept per proxy, and nodes another
+ * client adds placed in view.
  */
 import t from 'tap'
 import type { Page } from 'playwright-core'
 import { cspViolations, launchBrowser, screenshot, signedIn, startService } from '../helpers/browser.js'
 import { startBackend } from '../helpers/gateway.js'
+import { eventually } from '../helpers/wait.js'
 
 async function connect (page: Page, from: string, to: string, handle?: string): Promise<void> {
   const source = page.locator(`[data-testid="node-${from}"]`).locator('..').locator(handle === undefined ? '.react-flow__handle.source' : `.react-flow__handle.source[data-handleid="${handle}"]`)
@@ -108,17 +111,82 @@ t.test('build, save, validate and run a workflow by dragging', async t => {
   const remote = saved.body.workflow
   remote.nodes.find((n: any) => n.id === 'response_2').name = 'sorry'
   t.equal((await svc.call('PUT', `/proxies/${proxy.body.id}/workflow`, { workflow: remote }, 'editor')).status, 200)
-  await page.locator('[data-testid="node-sorry"]').waitFor({ timeout: 10_000 })
+  await page.locator('[data-testid="node-sorry"]').waitFor({ timeout: 60_000 })
   // Saved elsewhere while this tab has unsaved edits: a banner, and the edits stay.
   await page.locator('[data-testid="node-trigger"]').click()
   await page.getByLabel('Node name').fill('entry')
   remote.nodes.find((n: any) => n.id === 'response').name = 'fine'
   t.equal((await svc.call('PUT', `/proxies/${proxy.body.id}/workflow`, { workflow: remote }, 'editor')).status, 200)
-  await page.getByText('This workflow was saved elsewhere while you have unsaved edits.').waitFor({ timeout: 10_000 })
+  await page.getByText('This workflow was saved elsewhere while you have unsaved edits.').waitFor({ timeout: 60_000 })
   t.equal(await page.locator('[data-testid="node-entry"]').count(), 1, 'the unsaved edit is still on screen')
   await page.getByRole('button', { name: 'Load the saved workflow' }).click()
   await page.locator('[data-testid="node-fine"]').waitFor()
   t.equal(await page.locator('[data-testid="node-entry"]').count(), 0, 'loading the saved workflow discards the edit')
+})
+
+t.test('the list names the way in; Run sends a sample request kept per proxy; a node another client adds lands in view', async t => {
+  const svc = await startService(t)
+  const browser = await launchBrowser(t)
+  const coll = await svc.call('POST', '/collections', { name: 'weather', base_path: '/weather', upstream_url: 'http://127.0.0.1:9', auth_required: false })
+  const proxy = await svc.call('POST', '/proxies', {
+    collection_id: coll.body.id, name: 'forecast', methods: ['GET', 'POST'], path: '/forecast/{city}', status: 'published',
+    parameters: [{ name: 'city', location: 'path', type: 'string', required: true, default: 'Paris' }, { name: 'days', location: 'query', type: 'integer', required: false, default: 3 }]
+  })
+  const page = await signedIn(browser, svc, 'editor')
+  await page.goto(`${svc.console}/collections/${coll.body.id as string}`)
+  await page.getByRole('link', { name: 'Add workflow' }).click()
+  await page.getByRole('tab', { name: 'versions' }).waitFor()
+
+  const canvas = page.locator('.canvas')
+  await page.locator('.palette-item[data-type="http_trigger"]').dragTo(canvas, { targetPosition: { x: 60, y: 200 } })
+  await page.locator('.palette-item[data-type="response_node"]').dragTo(canvas, { targetPosition: { x: 360, y: 200 } })
+  await connect(page, 'trigger', 'response')
+  await settings(page, 'response', { status: '200', body: '{"city": "{{trigger.params.city}}", "days": "{{trigger.request.query.days}}", "n": "{{trigger.request.body.n}}", "method": "{{trigger.request.method}}"}' })
+
+  // The run tab's sample request starts from the proxy: its path parameter and the parameters' defaults.
+  await page.getByRole('tab', { name: 'run' }).click()
+  const form = page.getByRole('group', { name: 'Sample request' })
+  t.equal(await form.getByLabel('Path parameter city').inputValue(), 'Paris', 'the path parameter, from its default')
+  t.equal(await form.getByLabel('Query').inputValue(), 'days=3', 'the query parameter with a default')
+  await form.getByLabel('Method').selectOption('POST')
+  await form.getByLabel('Path parameter city').fill('Lyon')
+  await form.getByLabel('Headers').fill('X-User: ada')
+  await form.getByLabel('Body').fill('{"n": 2}')
+  await page.getByRole('button', { name: 'Run', exact: true }).click()
+  const response = page.getByLabel('Workflow response')
+  await response.waitFor()
+  t.match(await response.textContent(), /"city": "Lyon"[\s\S]*"days": "3"[\s\S]*"n": 2[\s\S]*"method": "POST"/, '{{trigger.params.city}} and the rest come from the sample request')
+  await page.locator('[data-testid="node-trigger"]').click()
+  t.match(await page.locator('.panel').getByLabel('Output of trigger').textContent(), /"x-user": "ada"/, 'the headers reach the trigger')
+  await page.getByRole('button', { name: 'Save', exact: true }).click()
+  await page.getByText(/Saved as version 1\./).waitFor()
+
+  // Kept per proxy: a new visit starts from the last request.
+  await page.reload()
+  await page.getByRole('tab', { name: 'run' }).click()
+  t.equal(await page.getByRole('group', { name: 'Sample request' }).getByLabel('Path parameter city').inputValue(), 'Lyon')
+  t.equal(await page.getByRole('group', { name: 'Sample request' }).getByLabel('Method').inputValue(), 'POST')
+
+  // Another client adds two nodes: one with no position, one placed far to the right. Both end up on the visible canvas.
+  const saved = (await svc.call('GET', `/proxies/${proxy.body.id as string}/workflow`)).body.workflow
+  saved.nodes.push({ id: 'note', name: 'note', type: 'set_node', settings: { values: { a: 1 } } })
+  saved.nodes.push({ id: 'far', name: 'far', type: 'set_node', settings: { values: { b: 2 } }, position: { x: 4000, y: 2500 } })
+  t.equal((await svc.call('PUT', `/proxies/${proxy.body.id as string}/workflow`, { workflow: saved }, 'editor')).status, 200)
+  const box = (await canvas.boundingBox())!
+  for (const id of ['note', 'far']) {
+    const node = page.locator(`[data-testid="node-${id}"]`)
+    await node.waitFor()
+    const inside = async () => {
+      const b = await node.boundingBox()
+      return b !== null && b.x >= box.x && b.y >= box.y && b.x + b.width <= box.x + box.width && b.y + b.height <= box.y + box.height
+    }
+    t.ok(await eventually(inside), `node ${id} is inside the visible canvas (${JSON.stringify(await node.boundingBox())} in ${JSON.stringify(box)})`)
+  }
+  await screenshot(page, 'workflow-sample-request')
+
+  await page.goto(`${svc.console}/collections/${coll.body.id as string}`)
+  await page.getByRole('link', { name: 'Edit workflow (disabled)' }).waitFor()
+  t.pass('the list now offers to edit the saved, disabled workflow')
 })
 
 t.test('no page broke the Content-Security-Policy', async t => {

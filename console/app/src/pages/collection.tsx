@@ -96,7 +96,7 @@ export function CollectionPage () {
               <td>{p.methods.join(', ')}</td>
               <td><code>{c.base_path}{p.path}</code></td>
               <td><Status value={p.status} /></td>
-              <td><Link to={`/proxies/${p.id}/workflow`}>{p.workflow_enabled ? 'enabled' : p.workflow !== null ? 'disabled' : 'none'}</Link></td>
+              <td>{workflowLink(p, canEdit)}</td>
               <td className='actions'>
                 {canEdit && <button type='button' className='ghost' onClick={() => { void run(() => api('PUT', `/proxies/${p.id}`, { status: p.status === 'published' ? 'draft' : 'published' })) }}>{p.status === 'published' ? 'Unpublish' : 'Publish'}</button>}
                 {canEdit && <button type='button' className='ghost' onClick={() => { void run(() => api('POST', `/proxies/${p.id}/duplicate`)) }}>Duplicate</button>}
@@ -112,4 +112,11 @@ export function CollectionPage () {
       )}
     </section>
   )
+}
+
+/** The way into the workflow builder, named for what it does there (a bare "none" read as no link at all). */
+function workflowLink (p: Proxy, canEdit: boolean) {
+  const to = `/proxies/${p.id}/workflow`
+  if (p.workflow === null) return canEdit ? <Link to={to}>Add workflow</Link> : <span className='muted'>No workflow</span>
+  return <Link to={to}>{canEdit ? 'Edit' : 'View'} workflow ({p.workflow_enabled ? 'enabled' : 'disabled'})</Link>
 }

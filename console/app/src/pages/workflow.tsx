@@ -4,7 +4,8 @@
  * validation messages on the nodes they name, enable/disable, runs streamed node by
  * node, runs from one node with the last outputs pinned, versions, executions, and
  * trigger test-listen. A `proxy_workflow` event for this proxy reloads the graph when
- * nothing is unsaved; otherwise a banner offers to load the saved one.
+ * nothing is unsaved (nodes it brings are placed in view); otherwise a banner offers to load
+ * the saved one. Run sends the sample request of the run tab (sample-request.tsx).
  */
 import { useCallback, useEffect, useMemo, useRef, useState, type DragEvent } from 'react'
 import { useQuery, useQueryClient } from '@tanstack/react-query'
@@ -23,6 +24,8 @@ import { CatalogueContext, WorkflowNode } from './workflow-node'
 import { SettingsForm } from './settings-form'
 import { edgeProblem, fromDefinition, newNodeName, toDefinition, type Definition, type GraphNode, type NodeRun, type NodeType } from './workflow-model'
 import type { Proxy } from './proxy-form'
+import { SampleRequestForm, triggerInput, useSampleRequest } from './sample-request'
+import { placeInView } from './place-in-view'
 
 interface SavedWorkflow { proxy_id: string, workflow_id: string, workflow_enabled: boolean, workflow: Definition | null, version_number: number | null }
 interface Problem { node_id: string | null, field?: string, message: string }
@@ -85,18 +88,25 @@ function Builder () {
   const [execution, setExecution] = useState<any>(null)
   const [running, setRunning] = useState(false)
   const runtime = useRef<Record<string, unknown> | undefined>(undefined)
+  const { sample, setSample, keep: keepSample } = useSampleRequest(proxy.data)
+  const canvasRef = useRef<HTMLDivElement>(null)
+  const onScreen = useRef<GraphNode[]>([])
+  onScreen.current = nodes
 
   // The saved definition replaces the graph (first load, reload after a remote change, restore).
   const load = useCallback((w: SavedWorkflow) => {
     const g = fromDefinition(w.workflow)
     runtime.current = w.workflow?.runtime_settings
-    setNodes(g.nodes)
+    // Nodes that another client added land inside the visible canvas, not off its edge.
+    const rect = canvasRef.current?.getBoundingClientRect()
+    const shownIds = new Set(onScreen.current.map(n => n.id))
+    setNodes(rect === undefined || shownIds.size === 0 ? g.nodes : placeInView(g.nodes, shownIds, w.workflow, rect, flow.screenToFlowPosition))
     setEdges(g.edges)
     setDirty(false)
     setRemoteChange(false)
     setProblems([])
     setStatusRules([])
-  }, [setNodes, setEdges])
+  }, [setNodes, setEdges, flow])
   // Our own save changes the saved record but not the graph on screen (nor its problems and outputs).
   const ownVersion = useRef<number | null>(null)
   useEffect(() => {
@@ -192,8 +202,8 @@ function Builder () {
     setNodes(ns => ns.map(n => ({ ...n, data: { ...n.data, run: null } })))
     try {
       const pinned = startNode === undefined ? undefined : Object.fromEntries(nodes.filter(n => n.id !== startNode && n.data.run?.output !== undefined).map(n => [n.id, n.data.run!.output]))
-      const p = proxy.data
-      const input = { request: { method: p?.methods[0] ?? 'GET', path: p?.path ?? '/', path_params: {}, query: {}, headers: {}, body: null } }
+      const input = triggerInput(proxy.data, sample)
+      keepSample()
       await readStream('POST', `/workflows/${wf}/test/stream`, { workflow: definition(), input, ...(startNode !== undefined ? { start_node: startNode, pinned_outputs: pinned } : {}) }, onFrame)
     } catch (err) { showProblems(err) } finally { setRunning(false) }
   }
@@ -250,7 +260,7 @@ function Builder () {
               ))}
             </aside>
           )}
-          <div className='canvas' onDragOver={e => { e.preventDefault(); e.dataTransfer.dropEffect = 'move' }} onDrop={onDrop}>
+          <div className='canvas' ref={canvasRef} onDragOver={e => { e.preventDefault(); e.dataTransfer.dropEffect = 'move' }} onDrop={onDrop}>
             <ReactFlow
               nodes={shown} edges={edges} nodeTypes={nodeTypes}
               onNodesChange={onNodes} onEdgesChange={onEdges} onConnect={onConnect}
@@ -272,7 +282,13 @@ function Builder () {
                   onRename={name => edit(ns => ns.map(n => n.id === sel.id ? { ...n, data: { ...n.data, name } } : n))}
                   onSettings={settings => edit(ns => ns.map(n => n.id === sel.id ? { ...n, data: { ...n.data, settings } } : n))}
                   onRunFrom={canEdit ? () => { void run(sel.id) } : undefined} />)}
-            {tab === 'run' && <RunPanel execution={execution} running={running} />}
+            {tab === 'run' && (
+              <>
+                {proxy.data !== undefined && sample !== null && (entry === undefined || entry.type === 'http_trigger') &&
+                  <SampleRequestForm proxy={proxy.data} sample={sample} onChange={setSample} readOnly={!canEdit} />}
+                <RunPanel execution={execution} running={running} />
+              </>
+            )}
             {tab === 'versions' && <VersionsPanel workflowId={wf} canEdit={canEdit} onRestored={() => { void saved.refetch() }} />}
             {tab === 'executions' && <ExecutionsPanel workflowId={wf} canEdit={canEdit} onShow={showRecord} />}
           </aside>
