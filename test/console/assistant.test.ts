@@ -29,7 +29,7 @@ t.test('the assistant panel chats and asks before changing', async t => {
   await confirm.getByRole('button', { name: 'Approve' }).click()
   await panel.getByText('Created weather at /weather.').waitFor()
   t.match((await svc.call('GET', '/collections')).body.items, [{ name: 'weather', base_path: '/weather' }])
-  await page.getByRole('cell', { name: 'weather', exact: true }).waitFor({ timeout: 5000 })
+  await page.getByRole('cell', { name: 'weather', exact: true }).waitFor({ timeout: 60_000 })
   t.pass('the collections list shows it live')
 })
 

@@ -17,6 +17,7 @@ import { createTempDir, createTestDatabase, silentLogger } from '../helpers/db.j
 import { startBackend } from '../helpers/gateway.js'
 import { makeTestPki } from '../helpers/certs.js'
 import { freePort } from '../helpers/ports.js'
+import { eventually } from '../helpers/wait.js'
 
 const run = promisify(execFile)
 const root = path.resolve(import.meta.dirname, '../..')
@@ -62,10 +63,7 @@ function daemon (t: T, cmd: string, args: string[]): ChildProcess {
 }
 
 async function until (check: () => Promise<boolean>, what: string): Promise<void> {
-  for (let i = 0; i < 200; i++) {
-    if (await check().catch(() => false)) return
-    await new Promise(resolve => setTimeout(resolve, 50))
-  }
+  if (await eventually(async () => await check().catch(() => false), undefined, 50)) return
   throw new Error(`timed out waiting for ${what}`)
 }
 

@@ -10,6 +10,7 @@ import { createTempDir, createTestDatabase } from '../helpers/db.js'
 import { startBackend } from '../helpers/gateway.js'
 import { freePort } from '../helpers/ports.js'
 import { requireService, TEST_REDIS_URL } from '../helpers/services.js'
+import { retryUntil } from '../helpers/wait.js'
 
 const root = path.resolve(import.meta.dirname, '../..')
 
@@ -45,13 +46,11 @@ t.test('run-local.sh: two instances behind nginx serve what one of them was told
 
   // Both instances serve it: directly on their gateway ports, and through nginx.
   for (const port of ports.gw) {
-    let status = 0
-    for (let i = 0; i < 100 && status !== 200; i++) {
+    const status = await retryUntil(async () => {
       const r = await fetch(`http://127.0.0.1:${port}/local/things/1`)
-      status = r.status
       await r.arrayBuffer()
-      if (status !== 200) await new Promise(resolve => setTimeout(resolve, 50))
-    }
+      return r.status
+    }, s => s === 200)
     t.equal(status, 200, `instance on ${port} serves the new proxy`)
   }
   for (let i = 0; i < 4; i++) {

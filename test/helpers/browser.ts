@@ -11,6 +11,7 @@ import { start, type Service } from '../../src/main/server.js'
 import { builtUiDir } from '../../src/main/static/static-files.js'
 import { createTempDir, createTestDatabase } from './db.js'
 import { freePort } from './ports.js'
+import { PATIENCE_MS } from './wait.js'
 
 interface T { teardown (fn: () => unknown): void }
 
@@ -82,6 +83,13 @@ export async function launchBrowser (t: T): Promise<Browser> {
   const newContext = browser.newContext.bind(browser)
   browser.newContext = async (...args) => { const c = await newContext(...args); watch(c); return c }
   t.teardown(async () => { await browser.close() })
+  // Every page waits as long as the suite's other waits (playwright's own default, 30 s, is what a loaded machine failed on).
+  const newPage = browser.newPage.bind(browser)
+  browser.newPage = async (options) => {
+    const page = await newPage(options)
+    page.setDefaultTimeout(PATIENCE_MS)
+    return page
+  }
   return browser
 }
 

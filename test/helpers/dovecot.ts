@@ -164,7 +164,7 @@ export async function startDovecot (opts: { tls?: boolean, idle?: boolean } = {}
   }
 
   let up = false
-  const deadline = Date.now() + 10_000
+  const deadline = Date.now() + 60_000
   while (!up && !exited && Date.now() < deadline) {
     up = await greets(port)
     if (!up) await sleep(50)

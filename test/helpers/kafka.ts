@@ -38,7 +38,7 @@ export async function startMockKafka (topics: Record<string, number>, brokers = 
   const waiting: Array<(line: string) => void> = []
   lines.on('line', l => { waiting.shift()?.(l) })
   const next = async () => await new Promise<string>((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error('the mock Kafka cluster did not answer')), 10_000)
+    const timer = setTimeout(() => reject(new Error('the mock Kafka cluster did not answer')), 60_000)
     waiting.push(l => { clearTimeout(timer); resolve(l) })
   })
   const first = await next()

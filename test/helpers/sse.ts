@@ -1,4 +1,5 @@
 /** An SSE client for tests: reads frames from a fetch response the way an EventSource parses them. */
+import { PATIENCE_MS } from './wait.js'
 
 interface T { teardown (fn: () => unknown): void }
 
@@ -19,7 +20,7 @@ export function reader (res: Response): SseReader {
   const frames: Frame[] = []
   // A read that outlives a timed-out call is kept for the next call, so no chunk is lost.
   let pending: Promise<ReadableStreamReadResult<Uint8Array>> | undefined
-  const next = async (timeoutMs = 5000): Promise<Frame | undefined> => {
+  const next = async (timeoutMs = PATIENCE_MS): Promise<Frame | undefined> => {
     const deadline = Date.now() + timeoutMs
     while (frames.length === 0) {
       const end = buf.indexOf('\n\n')
@@ -48,7 +49,7 @@ export function reader (res: Response): SseReader {
   }
   return {
     next,
-    async nextData (timeoutMs = 5000) {
+    async nextData (timeoutMs = PATIENCE_MS) {
       const deadline = Date.now() + timeoutMs
       for (;;) {
         const f = await next(Math.max(0, deadline - Date.now()))

@@ -5,6 +5,7 @@ import { start } from '../../src/main/server.js'
 import { createTempDir, createTestDatabase, silentLogger } from '../helpers/db.js'
 import { startBackend } from '../helpers/gateway.js'
 import { TEST_REDIS_URL } from '../helpers/services.js'
+import { eventually } from '../helpers/wait.js'
 
 t.test('api keys, rotation and a shared rate limit across two instances', async t => {
   const url = await createTestDatabase(t)
@@ -34,10 +35,7 @@ t.test('api keys, rotation and a shared rate limit across two instances', async 
     await r.text()
     return r.status
   }
-  const until = async (fn: () => Promise<boolean>) => {
-    for (let i = 0; i < 100; i++) { if (await fn()) return true; await new Promise(resolve => setTimeout(resolve, 50)) }
-    return false
-  }
+  const until = async (fn: () => Promise<boolean>) => await eventually(fn, undefined, 50)
   t.ok(await until(async () => (await call(b, key1)) === 200), 'instance B accepts the key created on A')
   t.equal(await call(a, 'gh_wrong'), 401)
 

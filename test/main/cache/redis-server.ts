@@ -34,7 +34,7 @@ export async function startRedisServer (args: (dir: string) => string[] = () => 
     child = c
     await new Promise<void>((resolve, reject) => {
       let out = ''
-      const timer = setTimeout(() => reject(new Error('redis-server did not start: ' + out)), 10_000)
+      const timer = setTimeout(() => reject(new Error('redis-server did not start: ' + out)), 60_000)
       c.stdout?.on('data', (b: Buffer) => {
         out += b.toString()
         if (out.includes('Ready to accept connections')) { clearTimeout(timer); resolve() }

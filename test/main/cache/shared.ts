@@ -1,5 +1,4 @@
 import { randomBytes } from 'node:crypto'
-import { setTimeout as sleep } from 'node:timers/promises'
 import { Writable } from 'node:stream'
 import { pino } from 'pino'
 import type { Logger } from '../../../src/main/logger.js'
@@ -23,14 +22,7 @@ export function recordingLogger (): { logger: Logger, lines: Array<Record<string
   return { logger: pino({ level: 'info' }, stream), lines }
 }
 
-/** Polls `check` until it returns true (at most `tries` times, `everyMs` apart). */
-export async function eventually (check: () => boolean | Promise<boolean>, tries = 200, everyMs = 25): Promise<boolean> {
-  for (let i = 0; i < tries; i++) {
-    if (await check()) return true
-    await sleep(everyMs)
-  }
-  return false
-}
+export { eventually } from '../../helpers/wait.js'
 
 /** A ready Redis connection made the way the service makes it, with a unique key prefix; both dropped in teardown. */
 export async function testRedis (t: { teardown (fn: () => unknown): void }, what: string, url = REDIS_URL) {

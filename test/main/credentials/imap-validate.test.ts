@@ -7,7 +7,7 @@ import { startDovecot, type Dovecot } from '../../helpers/dovecot.js'
 import { freePort } from '../../helpers/ports.js'
 
 const eml = (subject: string) => `From: sender@example.test\r\nTo: alice@example.test\r\nSubject: ${subject}\r\nMessage-ID: <${subject.replace(/\W/g, '')}@example.test>\r\n\r\nHello.\r\n`
-const opts = { timeoutMs: 5000 }
+const opts = { timeoutMs: 30_000 }
 
 /** Every failure message seen, checked at the end for the passwords. */
 const messages: string[] = []

@@ -66,7 +66,7 @@ export async function walkEmitsTable (t: Test, kind: StoreKind): Promise<void> {
   /** The next event on the stream must be exactly `expected` (plus a fresh occurred_at_unix). */
   const expectEvent = async (row: string, expected: Record<string, unknown>) => {
     const before = Math.floor(Date.now() / 1000)
-    const frame = await stream.nextData(15_000)
+    const frame = await stream.nextData()
     if (frame === undefined) { t.fail(`${row}: no event arrived`); return }
     t.equal(frame.data.length, 1, `${row}: one data line`)
     t.ok(frame.id !== undefined && !ids.has(frame.id), `${row}: a fresh SSE id`)

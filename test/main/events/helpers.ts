@@ -1,10 +1,11 @@
 import type { StreamItem, Subscription } from '../../../src/main/events/hub.js'
+import { PATIENCE_MS } from '../../helpers/wait.js'
 
 // A `next` that outlives a timed-out `take` is kept for the next `take`, so no item is lost.
 const pendingNext = new WeakMap<Subscription, Promise<StreamItem | undefined>>()
 
 /** The next `n` items, or fewer if the subscription ends or `timeoutMs` passes first. */
-export async function take (sub: Subscription, n: number, timeoutMs = 5000): Promise<StreamItem[]> {
+export async function take (sub: Subscription, n: number, timeoutMs = PATIENCE_MS): Promise<StreamItem[]> {
   const items: StreamItem[] = []
   const deadline = Date.now() + timeoutMs
   while (items.length < n) {

@@ -4,6 +4,7 @@ import { openLocalIssuer } from '../../../src/main/auth/local-issuer.js'
 import { loadConfig } from '../../../src/main/config/config.js'
 import { start } from '../../../src/main/server.js'
 import { createTempDir, silentLogger } from '../../helpers/db.js'
+import { retryUntil } from '../../helpers/wait.js'
 
 t.test('caps and token expiry', async t => {
   const dataDir = await createTempDir(t)
@@ -35,8 +36,7 @@ t.test('caps and token expiry', async t => {
   t.equal(carol.status, 503, 'the instance cap')
   t.match(carol.body, { error: { code: 'service_unavailable', message: /SSE_MAX_STREAMS/ } })
   a1.abort()
-  let again = { status: 0 }
-  for (let i = 0; i < 50 && again.status !== 200; i++) { await new Promise(resolve => setTimeout(resolve, 50)); again = await connect(alice) }
+  const again = await retryUntil(async () => await connect(alice), r => r.status === 200)
   t.equal(again.status, 200, 'a closed stream gives its slot back')
 
   // A 2-second token: its stream ends with token_expired although the client keeps reading.

@@ -11,6 +11,7 @@ import { loadConfig } from '../../../src/main/config/config.js'
 import { start, type Service } from '../../../src/main/server.js'
 import { createTempDir, createTestDatabase, silentLogger } from '../../helpers/db.js'
 import { openStream, type SseReader } from '../../helpers/sse.js'
+import { PATIENCE_MS } from '../../helpers/wait.js'
 import { startRedisServer } from '../cache/redis-server.js'
 import { REDIS_URL, uniquePrefix } from '../cache/shared.js'
 
@@ -47,12 +48,12 @@ async function subscribe (t: Test, s: Service, token: string, lastEventId?: stri
   if (lastEventId !== undefined) headers['last-event-id'] = lastEventId
   const { res, r } = await openStream(t, `${base(s)}/api/v1/events/stream`, headers)
   if (res.status !== 200) throw new Error(`stream answered ${res.status}`)
-  if (lastEventId === undefined) await r.next(10_000) // the starting position
+  if (lastEventId === undefined) await r.next() // the starting position
   return r
 }
 
 /** The next `n` data frames as {id, event}. */
-async function frames (r: SseReader, n: number, timeoutMs = 10_000) {
+async function frames (r: SseReader, n: number, timeoutMs = PATIENCE_MS) {
   const out: Array<{ id: string | undefined, type: string | undefined, event: any }> = []
   for (let i = 0; i < n; i++) {
     const f = await r.nextData(timeoutMs)
@@ -130,9 +131,9 @@ t.test('a Redis outage: the API and local delivery go on; across instances again
   t.match((await ready.json() as any).checks.redis, /unreachable/)
 
   await redis.start()
-  // Both instances reconnect on their own; keep making changes until one crosses over (bounded).
+  // Both instances reconnect on their own; keep making changes until one crosses over (bounded generously).
   let crossed: any
-  for (let i = 0; i < 40 && crossed === undefined; i++) {
+  for (let i = 0, until = Date.now() + PATIENCE_MS; Date.now() < until && crossed === undefined; i++) {
     await api('PUT', `/api/v1/policies/${pol.id}`, { description: `after ${i}` })
     for (const f of await frames(onB, 5, 500)) if (f.event.operation === 'updated') crossed = f.event
   }

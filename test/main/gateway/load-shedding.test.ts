@@ -7,6 +7,7 @@ import { start } from '../../../src/main/server.js'
 import { createTempDir, silentLogger } from '../../helpers/db.js'
 import { GATEWAY_SERVER } from '../../helpers/gateway.js'
 import { parsePrometheus } from '../../helpers/prometheus-text.js'
+import { eventually, retryUntil } from '../../helpers/wait.js'
 
 t.test('in-flight limit and event-loop delay', async t => {
   const held: http.ServerResponse[] = []
@@ -27,8 +28,7 @@ t.test('in-flight limit and event-loop delay', async t => {
   const g = `http://127.0.0.1:${s.gatewayPort}/b`
 
   const slow = [fetch(`${g}/hold`), fetch(`${g}/hold`)]
-  for (let i = 0; i < 100 && held.length < 2; i++) await new Promise(resolve => setTimeout(resolve, 20))
-  t.equal(held.length, 2, 'two requests in flight')
+  t.ok(await eventually(() => held.length === 2), 'two requests in flight')
   const third = await fetch(`${g}/quick`)
   t.equal(third.status, 503, 'a third is shed')
   t.ok(Number(third.headers.get('retry-after')) >= 1)
@@ -46,8 +46,7 @@ t.test('in-flight limit and event-loop delay', async t => {
   const delayed = await fetch(`${g}/quick`)
   t.equal(delayed.status, 503, 'shed while the event loop is saturated')
   t.match(await delayed.json(), { error: { message: /event loop is delayed/ } })
-  let back = 0
-  for (let i = 0; i < 40 && back !== 200; i++) { await new Promise(resolve => setTimeout(resolve, 100)); back = (await fetch(`${g}/quick`)).status }
+  const back = await retryUntil(async () => (await fetch(`${g}/quick`)).status, status => status === 200, undefined, 100)
   t.equal(back, 200, 'served again when the loop recovers')
 
   const samples = parsePrometheus(await (await fetch(`http://127.0.0.1:${s.managementPort}/metrics`)).text())

@@ -16,6 +16,7 @@ import { start, type Service } from '../../../src/main/server.js'
 import { createTempDir, createTestDatabase, silentLogger } from '../../helpers/db.js'
 import { GATEWAY_SERVER, startBackend } from '../../helpers/gateway.js'
 import { TEST_REDIS_URL } from '../../helpers/services.js'
+import { retryUntil } from '../../helpers/wait.js'
 
 const require = createRequire(import.meta.url)
 const INSPECTOR = path.join(path.dirname(require.resolve('@modelcontextprotocol/inspector/package.json')), 'cli', 'build', 'cli.js')
@@ -101,8 +102,7 @@ t.test('an agent lists, describes and calls published APIs with its profile', as
     const r = await fetch(`http://127.0.0.1:${s.managementPort}/api/v1/request-logs?profile_id=${p.profileId}&limit=50`, { headers: { authorization: `Bearer ${token}` } })
     return ((await r.json()) as any).items as any[]
   }
-  let items: any[] = []
-  for (let i = 0; i < 60 && items.length < 4; i++) { items = await logged(); if (items.length < 4) await new Promise(resolve => setTimeout(resolve, 100)) }
+  const items = await retryUntil(logged, x => x.length >= 4, undefined, 100)
   t.same(items.map(x => x.status).sort(), [200, 200, 404, 429])
 
   // Ending the session: later calls with its id are refused.

@@ -3,6 +3,7 @@ import t from 'tap'
 import { RequestLogWriter } from '../../../src/main/observability/request-log.js'
 import type { RequestRecord } from '../../../src/main/observability/types.js'
 import { recordingLogger } from '../cache/shared.js'
+import { eventually } from '../../helpers/wait.js'
 
 const rec = (i: number): RequestRecord => ({
   time: i, request_id: `r${i}`, collection_id: null, proxy_id: null, client_id: null, profile_id: null, method: 'GET', path: '/',
@@ -95,12 +96,12 @@ t.test('records are written once enough wait, before the interval; a failing sto
   await sleep(150)
   t.same(batches, [], 'a few records wait for the interval')
   for (let i = 10; i < 60; i++) w.append(rec(i))
-  for (let waited = 0; batches.length === 0 && waited < 5000; waited += 10) await sleep(10)
+  await eventually(() => batches.length > 0, undefined, 10)
   t.same(batches, [60], 'once 50 wait they are written at a look, long before the interval')
   failing = true
   calls = 0
   for (let i = 0; i < 100; i++) w.append(rec(i))
-  for (let waited = 0; calls === 0 && waited < 5000; waited += 10) await sleep(10)
+  await eventually(() => calls > 0, undefined, 10)
   await sleep(300)
   t.equal(calls, 1, 'a failing store is tried once, then not at every look')
   failing = false

@@ -9,6 +9,7 @@ import net from 'node:net'
 import { insertRequestLogs, listRequestLogs } from '../../../src/main/store/request-logs.js'
 import { openStore } from '../../../src/main/store/index.js'
 import { parsePrometheus } from '../../helpers/prometheus-text.js'
+import { eventually } from '../../helpers/wait.js'
 
 /** Paths that JSON and PostgreSQL's text type each treat specially (a NUL it refuses, lengths past the column's cut). */
 const AWKWARD_PATHS = ['/tab\there', '/line\nbreak\r', '/back\\slash\\N', '/é/日本/😀', '/nul\0byte', '/' + 'x'.repeat(3000), '\\N']
@@ -46,10 +47,7 @@ for (const kind of STORE_KINDS) {
     await send('/o/none')
 
     // Records reach the store in batches, off the request path: wait until all nine are there.
-    for (let i = 0; i < 100; i++) {
-      if ((await api('GET', '/api/v1/request-logs')).body.items.length >= 9) break
-      await new Promise(resolve => setTimeout(resolve, 100))
-    }
+    await eventually(async () => (await api('GET', '/api/v1/request-logs')).body.items.length >= 9, undefined, 100)
     const logs = (await api('GET', `/api/v1/request-logs?proxy_id=${ok.id}`)).body
     t.equal(logs.items.length, 6, 'every request to the proxy is logged')
     t.match(logs.items[5], { collection_id: c.id, proxy_id: ok.id, method: 'GET', path: '/o/ok', status: 200, bytes_out: 10, client_id: null })

@@ -11,6 +11,7 @@ import { start } from '../../../src/main/server.js'
 import { createTempDir, silentLogger } from '../../helpers/db.js'
 import { startBackend } from '../../helpers/gateway.js'
 import { startPgCluster } from '../../helpers/pg-cluster.js'
+import { retryUntil } from '../../helpers/wait.js'
 
 const sleep = async (ms: number) => await new Promise(resolve => setTimeout(resolve, ms))
 
@@ -82,11 +83,7 @@ t.test('ten immediate PostgreSQL stops under write and gateway load', async t =>
   }
   await sleep(500)
   // Recovery alone: writes succeed again without any help.
-  let recovered = false
-  for (let i = 0; i < 100 && !recovered; i++) {
-    recovered = (await api('POST', '/clients', { name: 'after' })).status === 201
-    if (!recovered) await sleep(200)
-  }
+  const recovered = await retryUntil(async () => (await api('POST', '/clients', { name: 'after' })).status === 201, ok => ok, undefined, 200)
   running = false
   await Promise.all(load)
 

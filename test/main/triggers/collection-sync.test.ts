@@ -14,7 +14,7 @@ t.setTimeout(300_000)
 const cronWorkflow = {
   nodes: [node('tick', 'cron_trigger', { cron_expression: '* * * * * *' }), node('note', 'set_node', { values: { slot: '{{tick.triggered_at}}' } })],
   edges: [edge('tick', 'note')],
-  runtime_settings: { save_on_success: false, save_on_error: true, timeout_ms: 10_000 }
+  runtime_settings: { save_on_success: false, save_on_error: true, timeout_ms: 60_000 }
 }
 
 t.test('disable, enable and import a collection: its triggers follow on both instances', async t => {

@@ -18,7 +18,7 @@ t.test('embedded store, no Redis: cron runs while enabled, stops when disabled; 
   const trigger = `/triggers/${p.id as string}`
   const token = await w.s.issueToken!('viewer-user', 'viewer')
   const { r: stream } = await openStream(t, `http://127.0.0.1:${w.s.managementPort}/api/v1/events/stream`, { authorization: `Bearer ${token}` })
-  await stream.next(10_000) // the starting position
+  await stream.next() // the starting position
 
   const workflow = {
     nodes: [node('tick', 'cron_trigger', { cron_expression: '*/1 * * * * *' }), node('note', 'set_node', { values: { at: '{{tick.triggered_at}}' } })],

@@ -19,7 +19,7 @@ const cronWorkflow = (delayMs = 0) => ({
     node('note', 'set_node', { values: { slot: '{{tick.triggered_at}}' } })
   ],
   edges: delayMs > 0 ? [edge('tick', 'wait'), edge('wait', 'note')] : [edge('tick', 'note')],
-  runtime_settings: { save_on_success: true, save_on_error: true, timeout_ms: 10_000 }
+  runtime_settings: { save_on_success: true, save_on_error: true, timeout_ms: 60_000 }
 })
 
 const slotsOf = (runs: any[]) => runs.map(r => Date.parse(r.trigger_output.triggered_at as string))

@@ -16,7 +16,7 @@ const saved = {
     n('fail', 'response_node', { status: 404, body: 'none' })
   ],
   edges: [e('trg', 'fetch'), e('fetch', 'ok'), e('ok', 'reply', 'true'), e('ok', 'fail', 'false')],
-  runtime_settings: { timeout_ms: 10000, save_on_success: true, save_on_error: true }
+  runtime_settings: { timeout_ms: 60_000, save_on_success: true, save_on_error: true }
 }
 const pinnedFetch = { fetch: { response: { status: 200, headers: {}, body: { name: 'Ada' } }, timedOut: false } }
 const input = { request: { method: 'GET', path: '/u/7', path_params: { id: '7' }, query: {}, headers: {}, body: null } }
@@ -110,7 +110,7 @@ for (const kind of STORE_KINDS) {
     const sse = reader(res)
     const frames: Array<{ event?: string, data: any }> = []
     for (let i = 0; i < 20; i++) {
-      const f = await sse.nextData(20000)
+      const f = await sse.nextData()
       if (f === undefined) break
       frames.push({ event: f.event, data: JSON.parse(f.data.join('\n')) })
       if (f.event === 'execution') break
@@ -126,7 +126,7 @@ for (const kind of STORE_KINDS) {
 
     await w.api('PUT', `/proxies/${p.id as string}/workflow`, { enabled: false })
     const seen: any[] = []
-    for (let i = 0; i < 2; i++) { const f = await events.r.nextData(20000); if (f !== undefined) seen.push(JSON.parse(f.data.join('\n'))) }
+    for (let i = 0; i < 2; i++) { const f = await events.r.nextData(); if (f !== undefined) seen.push(JSON.parse(f.data.join('\n'))) }
     t.match(seen, [
       { resource_kind: 'proxy_workflow', proxy_id: p.id, definition_changed: true },
       { resource_kind: 'proxy_workflow', proxy_id: p.id, definition_changed: false, enabled_changed: false }

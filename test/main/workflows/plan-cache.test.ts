@@ -1,6 +1,7 @@
 import t from 'tap'
 import { STORE_KINDS } from '../../helpers/db.js'
 import { startService } from './service.js'
+import { retryUntil } from '../../helpers/wait.js'
 
 // Workers keep each saved definition compiled (keyed by proxy and version): a save must reach the
 // gateway at once, and two proxies must never answer with each other's plan, on every worker.
@@ -11,7 +12,7 @@ const flow = (tag: string) => ({
     { id: 'reply', name: 'reply', type: 'response_node', settings: { status: 200, headers: { 'x-tag': tag }, body: '{{shape.output}}' } }
   ],
   edges: [{ id: 'e1', source: 'trg', target: 'shape' }, { id: 'e2', source: 'shape', target: 'reply' }],
-  runtime_settings: { timeout_ms: 20000 }
+  runtime_settings: { timeout_ms: 60_000 }
 })
 
 for (const kind of STORE_KINDS) {
@@ -34,11 +35,7 @@ for (const kind of STORE_KINDS) {
 
     // Saved again with a change: every later request runs the new definition, on every thread.
     t.equal((await w.api('PUT', `/proxies/${a.id as string}/workflow`, { workflow: flow('a2') })).status, 200)
-    let first = await call(a, '1')
-    for (let i = 0; i < 100 && first.tag !== 'a2'; i++) {
-      await new Promise(resolve => setTimeout(resolve, 100))
-      first = await call(a, '1')
-    }
+    let first = await retryUntil(async () => await call(a, '1'), r => r.tag === 'a2', undefined, 100)
     t.match(first, { status: 200, tag: 'a2', body: { id: '1', tag: 'a2' } })
     const again = await burst(a)
     t.same(again.map(r => r.tag), again.map(() => 'a2'), 'no request answers from the old plan')
@@ -47,11 +44,7 @@ for (const kind of STORE_KINDS) {
 
     // Saving the same definition back (a new version, as a restore would) also runs at once.
     t.equal((await w.api('PUT', `/proxies/${a.id as string}/workflow`, { workflow: flow('a1') })).status, 200)
-    first = await call(a, '2')
-    for (let i = 0; i < 100 && first.tag !== 'a1'; i++) {
-      await new Promise(resolve => setTimeout(resolve, 100))
-      first = await call(a, '2')
-    }
+    first = await retryUntil(async () => await call(a, '2'), r => r.tag === 'a1', undefined, 100)
     t.match(first, { status: 200, tag: 'a1' })
     const back = await burst(a)
     t.same(back.map(r => r.tag), back.map(() => 'a1'))

@@ -14,10 +14,10 @@ import { start, type Service } from '../../../src/main/server.js'
 import { createTempDir, silentLogger } from '../../helpers/db.js'
 import { startPgCluster } from '../../helpers/pg-cluster.js'
 import { TEST_REDIS_URL } from '../../helpers/services.js'
+import { PATIENCE_MS, retryUntil } from '../../helpers/wait.js'
 
 const n = (id: string, type: string, settings: Record<string, unknown> = {}) => ({ id, name: id, type, settings })
 const e = (source: string, target: string) => ({ id: `${source}-${target}`, source, target })
-const sleep = async (ms: number) => await new Promise(resolve => setTimeout(resolve, ms))
 
 t.test('sub-workflows and credentials of a run through a PostgreSQL outage, on two instances', async t => {
   const backend = http.createServer((req, res) => {
@@ -43,13 +43,13 @@ t.test('sub-workflows and credentials of a run through a PostgreSQL outage, on t
   const api = async (method: string, path: string, body?: unknown) => {
     const r = await fetch(`http://127.0.0.1:${a.managementPort}/api/v1${path}`, {
       method, headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json', connection: 'close' },
-      body: body === undefined ? undefined : JSON.stringify(body), signal: AbortSignal.timeout(10_000)
+      body: body === undefined ? undefined : JSON.stringify(body), signal: AbortSignal.timeout(PATIENCE_MS)
     })
     const text = await r.text()
     return { status: r.status, body: text === '' ? undefined : JSON.parse(text) }
   }
   const call = async (s: Service) => {
-    const r = await fetch(`http://127.0.0.1:${s.gatewayPort}/wf/outer/4`, { method: 'POST', headers: { connection: 'close' }, signal: AbortSignal.timeout(10_000) })
+    const r = await fetch(`http://127.0.0.1:${s.gatewayPort}/wf/outer/4`, { method: 'POST', headers: { connection: 'close' }, signal: AbortSignal.timeout(PATIENCE_MS) })
     const text = await r.text()
     return { status: r.status, body: r.status === 200 ? JSON.parse(text) : text }
   }
@@ -77,8 +77,7 @@ t.test('sub-workflows and credentials of a run through a PostgreSQL outage, on t
   })).status, 200)
 
   t.same(await call(a), { status: 200, body: { doubled: 8, sent: 'Bearer one' } })
-  let onB = { status: 0, body: null as unknown }
-  for (let i = 0; i < 100 && onB.status !== 200; i++) { onB = await call(b); if (onB.status !== 200) await sleep(50) }
+  const onB = await retryUntil(async () => await call(b), r => r.status === 200)
   t.same(onB, { status: 200, body: { doubled: 8, sent: 'Bearer one' } }, 'instance B serves it after its reload')
 
   await cluster.crash()
@@ -91,11 +90,9 @@ t.test('sub-workflows and credentials of a run through a PostgreSQL outage, on t
   t.equal(refused.status, 503, 'a change is refused while PostgreSQL is down')
 
   await cluster.start()
-  let rotated = refused
-  for (let i = 0; i < 100 && rotated.status !== 200; i++) { await sleep(100); rotated = await api('PUT', `/credentials/${cred.body.id as string}`, { config: { token: 'two' } }) }
+  const rotated = await retryUntil(async () => await api('PUT', `/credentials/${cred.body.id as string}`, { config: { token: 'two' } }), r => r.status === 200, undefined, 100)
   t.equal(rotated.status, 200, 'the rotation is taken once PostgreSQL is back')
   t.same(await call(a), { status: 200, body: { doubled: 8, sent: 'Bearer two' } }, 'the new secret at once on the instance that changed it')
-  let seen = await call(b)
-  for (let i = 0; i < 100 && (seen.body as { sent?: string })?.sent !== 'Bearer two'; i++) { await sleep(50); seen = await call(b) }
+  const seen = await retryUntil(async () => await call(b), r => (r.body as { sent?: string })?.sent === 'Bearer two')
   t.same(seen, { status: 200, body: { doubled: 8, sent: 'Bearer two' } }, 'and on the other instance after its reload')
 })

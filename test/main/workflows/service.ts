@@ -3,6 +3,7 @@ import { loadConfig } from '../../../src/main/config/config.js'
 import { start, type Service } from '../../../src/main/server.js'
 import type { Logger } from '../../../src/main/logger.js'
 import { silentLogger, storeConfig, type StoreKind } from '../../helpers/db.js'
+import { retryUntil } from '../../helpers/wait.js'
 
 interface T { teardown (fn: () => unknown): void }
 
@@ -60,12 +61,9 @@ export async function startService (t: T, kind: StoreKind, env: Record<string, s
       return { ...p, base: `/c${n}` }
     },
     async until (path, ok) {
-      for (let i = 0; i < 200; i++) {
-        const r = await api('GET', path, undefined, 'viewer')
-        if (ok(r.body)) return r.body
-        await new Promise(resolve => setTimeout(resolve, 100))
-      }
-      throw new Error(`condition not met for GET ${path}`)
+      const r = await retryUntil(async () => await api('GET', path, undefined, 'viewer'), r => ok(r.body), undefined, 100)
+      if (!ok(r.body)) throw new Error(`condition not met for GET ${path}`)
+      return r.body
     }
   }
 }

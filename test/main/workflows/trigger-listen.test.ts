@@ -27,7 +27,7 @@ t.test('trigger test-listen captures the next gateway request, even while the wo
     return async () => {
       const frames: Array<{ event?: string, data: any }> = []
       for (let i = 0; i < 30; i++) {
-        const f = await sse.nextData(20000)
+        const f = await sse.nextData()
         if (f === undefined) break
         frames.push({ event: f.event, data: JSON.parse(f.data.join('\n')) })
       }

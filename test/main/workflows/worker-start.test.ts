@@ -8,6 +8,7 @@ import { start } from '../../../src/main/server.js'
 import { createTempDir, silentLogger } from '../../helpers/db.js'
 import { startBackend } from '../../helpers/gateway.js'
 import { parsePrometheus } from '../../helpers/prometheus-text.js'
+import { retryUntil } from '../../helpers/wait.js'
 
 t.test('worker threads start with the first workflow served', async t => {
   const backend = await startBackend(t)
@@ -41,11 +42,7 @@ t.test('worker threads start with the first workflow served', async t => {
     }
   })
   t.equal(saved.workflow_enabled, true)
-  let running = await threads()
-  for (let i = 0; i < 100 && running.light !== 1; i++) {
-    await new Promise(resolve => setTimeout(resolve, 50))
-    running = await threads()
-  }
+  const running = await retryUntil(threads, r => r.light === 1)
   t.same(running, { light: 1, cpu: 0 }, 'the workflow\'s configuration started one thread, before any request')
   const r = await fetch(`http://127.0.0.1:${s.gatewayPort}/shop/hello`)
   t.equal(r.status, 200)
