@@ -7,7 +7,8 @@ import { createTracer } from '../dist/src/main/observability/tracing/tracer.js'
 const [port, backendPort] = process.argv.slice(2).map(Number)
 // OTEL_* from the environment (bench/tracing.mjs): tracing on when an endpoint is given.
 const otel = Object.fromEntries(Object.entries(process.env).filter(([k]) => k.startsWith('OTEL_')))
-const config = loadConfig({ PORT: String(port), HOST: '127.0.0.1', LOG_LEVEL: 'warn', ...otel })
+// GATEWAY_SERVER from the environment (bench/http-layers.mjs): uws (default) or node.
+const config = loadConfig({ PORT: String(port), HOST: '127.0.0.1', LOG_LEVEL: 'warn', GATEWAY_SERVER: process.env.GATEWAY_SERVER ?? 'uws', ...otel })
 const logger = createLogger(config)
 const tracer = createTracer(config, logger)
 const gateway = createGateway({ config, logger, readiness: async () => ({ ok: true, checks: {} }), tracer })
