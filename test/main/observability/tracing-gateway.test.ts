@@ -8,7 +8,7 @@ import t from 'tap'
 import { loadConfig } from '../../../src/main/config/config.js'
 import { createGateway } from '../../../src/main/gateway/index.js'
 import { createTracer, type Tracer } from '../../../src/main/observability/tracing/tracer.js'
-import { collection, GATEWAY_SERVER, proxy, startBackend } from '../../helpers/gateway.js'
+import { balancedCollection, collection, GATEWAY_SERVER, proxy, startBackend } from '../../helpers/gateway.js'
 import { silentLogger } from '../../helpers/db.js'
 import { startOtlpReceiver, type ReceivedSpan } from '../../helpers/otlp-receiver.js'
 
@@ -151,4 +151,24 @@ t.test('a slow or down collector delays no request; its drops are counted', asyn
   while (!/reason="export_failed"\} [1-9]/.test(down.tracer.prometheus()) && Date.now() < until) await new Promise(resolve => setTimeout(resolve, 100))
   t.match(down.tracer.prometheus(), /gatehouse_tracing_spans_dropped_total\{reason="export_failed"\} [1-9]\d*/, 'a down collector: failed exports counted')
   t.match(down.tracer.prometheus(), /gatehouse_tracing_spans_exported_total 0/)
+})
+
+t.test("a balanced upstream's retry: the backend call's span counts the resend and names the target that answered", async t => {
+  const receiver = await startOtlpReceiver(t)
+  const failing = await startBackend(t, (_req, res) => { res.writeHead(503).end('busy') })
+  const good = await startBackend(t)
+  const { url, gateway } = await tracedGateway(t, { OTEL_EXPORTER_OTLP_ENDPOINT: receiver.url })
+  const c = balancedCollection([{ url: failing.url }, { url: good.url }], { retries: { attempts: 1, budget_percent: 100 } }, { base_path: '/lb' })
+  gateway.setRoutes([c], [proxy(c, { path: '/x' })])
+  for (let i = 0; i < 4; i++) {
+    const r = await fetch(`${url}/lb/x`, { headers: { connection: 'close' } })
+    t.equal(r.status, 200, 'the retry answered')
+    await r.text()
+  }
+  t.ok(failing.seen.length >= 1, 'some attempts went to the failing target first')
+  const spans = await receiver.waitFor(s => s.filter(x => x.kind === CLIENT).length >= 4, 'four backend spans')
+  const retried = spans.filter(x => x.kind === CLIENT && x.attributes['http.request.resend_count'] === 1)
+  t.equal(retried.length, failing.seen.length, 'each retried request says so on its backend span')
+  t.ok(retried.every(x => x.attributes['gatehouse.upstream.target'] === good.url), 'and names the target that answered')
+  t.ok(spans.filter(x => x.kind === CLIENT).every(x => x.attributes['http.response.status_code'] === 200))
 })

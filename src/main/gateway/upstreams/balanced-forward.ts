@@ -16,6 +16,7 @@ import type { ResponseHead } from '../response-parser.js'
 import type { ExchangeEvents } from '../upstream.js'
 import type { AbortAwareEvents, Endpoint } from './endpoint.js'
 import { passiveFailure, passiveSuccess } from './health.js'
+import { noteAttempt } from '../../observability/tracing/gateway-spans.js'
 import type { UpstreamSet } from './upstream-set.js'
 
 const IDEMPOTENT = new Set(['GET', 'HEAD', 'PUT', 'DELETE', 'OPTIONS'])
@@ -41,6 +42,8 @@ class BalancedRequest {
   /** The answer reached the Relay: from here on the request is never retried. */
   committed = false
   private sentRetries = 0
+  /** Attempts started so far (the backend call's span counts the resends). */
+  private attempts = 0
   private readonly replayable: boolean
   private readonly idempotent: boolean
 
@@ -68,6 +71,8 @@ class BalancedRequest {
     e.triedBy = this
     e.inFlight++
     x.target = e.target.url
+    if (x.backendSpan !== null) noteAttempt(x.backendSpan, e.target.url, this.attempts)
+    this.attempts++
     const { route, params, tail } = x.match!
     const t = e.target
     const path = buildTargetPath(route, params, tail, t.basePath) + (this.job.query !== '' ? `?${this.job.query}` : '')

@@ -27,10 +27,23 @@ export function startBackendSpan (x: GatewayExchange, target: string): string {
     a['server.address'] = up.hostname
     a['server.port'] = up.port
     // The query is left out: it may carry secrets the backend expects and a trace store should not keep.
-    a['url.full'] = `${up.protocol}//${up.hostHeader}${target.split('?', 1)[0]}`
-    a['gatehouse.upstream.target'] = `${up.protocol}//${up.hostHeader}`
+    // A balanced upstream's attempts name their own target (noteAttempt).
+    if (x.match!.route.balanced === null) {
+      a['url.full'] = `${up.protocol}//${up.hostHeader}${target.split('?', 1)[0]}`
+      a['gatehouse.upstream.target'] = `${up.protocol}//${up.hostHeader}`
+    }
   }
   return formatTraceparent(span.traceId, span.spanId, span.sampled)
+}
+
+/**
+ * A balanced upstream's attempt: the backend call's span names the target of the latest attempt
+ * and counts the resends (`http.request.resend_count`, OpenTelemetry's HTTP convention).
+ */
+export function noteAttempt (span: Span, targetUrl: string, resends: number): void {
+  if (!span.sampled) return
+  span.attributes['gatehouse.upstream.target'] = targetUrl
+  if (resends > 0) span.attributes['http.request.resend_count'] = resends
 }
 
 /** Ends the request's spans when the exchange finishes (backend call first, then the server span). */
