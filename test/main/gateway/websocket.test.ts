@@ -12,14 +12,15 @@ import type { RequestRecord } from '../../../src/main/observability/types.js'
 
 const uWS = createRequire(import.meta.url)('uWebSockets.js')
 
-interface WsBackend { url: string, closes: Array<{ code: number, reason: string }>, opened: number, headers: Array<Record<string, string>> }
+interface WsBackend { url: string, closes: Array<{ code: number, reason: string }>, opened: number, headers: Array<Record<string, string>>, flood?: () => boolean, heldBack: number }
 
 /** A uWS WebSocket backend: echoes; "close-me" makes it close with 4001; "cut-me" cuts the TCP connection after two messages. */
 async function startWsBackend (t: Tap.Test, host: string): Promise<WsBackend> {
-  const b: WsBackend = { url: '', closes: [], opened: 0, headers: [] }
+  const b: WsBackend = { url: '', closes: [], opened: 0, headers: [], heldBack: 0 }
   const app = uWS.App()
   app.ws('/*', {
     maxPayloadLength: 1024 * 1024,
+    maxBackpressure: 256 * 1024 * 1024,
     upgrade: (res: any, req: any, context: any) => {
       const headers: Record<string, string> = {}
       req.forEach((k: string, v: string) => { headers[k] = v })
@@ -30,9 +31,19 @@ async function startWsBackend (t: Tap.Test, host: string): Promise<WsBackend> {
     message: (ws: any, message: ArrayBuffer, isBinary: boolean) => {
       const text = Buffer.from(message).toString()
       if (!isBinary && text === 'close-me') { ws.end(4001, 'bye from backend'); return }
+      if (!isBinary && text === 'flood') {
+        // 96 messages of 1 MiB, sent as fast as uWS takes them: more than uWS would buffer for one client (64 MiB).
+        const chunk = Buffer.alloc(1024 * 1024, 7)
+        let sent = 0
+        const more = () => { while (sent < 96) { chunk[0] = sent % 256; sent++; ws.send(chunk, true); if (ws.getBufferedAmount() > 4 * 1024 * 1024) { b.heldBack++; return false } } return true }
+        b.flood = more
+        more()
+        return
+      }
       if (!isBinary && text === 'cut-me') { ws.send('one'); ws.send('two'); setTimeout(() => ws.close(), 50); return }
       ws.send(message, isBinary)
     },
+    drain: () => { b.flood?.() },
     close: (ws: any, code: number, reason: ArrayBuffer) => { b.closes.push({ code, reason: Buffer.from(reason).toString() }) }
   })
   const port = await new Promise<number>((resolve, reject) => app.listen(host, 0, (ls: any) => ls ? resolve(uWS.us_socket_local_port(ls)) : reject(new Error('listen'))))
@@ -97,6 +108,21 @@ t.test('WebSocket relay', async t => {
     const closed = await d.closed
     t.same(d.messages, ['one', 'two'], 'what the backend sent first arrives')
     t.equal(closed.code, 1011, 'a cut backend connection closes the client with 1011')
+  })
+
+  t.test('backpressure: a client that stops reading stops the backend, and then gets every message', async t => {
+    const c = await open(`${base}${open1.base_path}/chat/flood`)
+    c.ws.pause()
+    c.ws.send('flood')
+    await new Promise(resolve => setTimeout(resolve, 2000))
+    t.ok(c.messages.length < 96, `${c.messages.length} messages while paused`)
+    t.ok(backend.heldBack > 0, 'the backend itself had to wait: the gateway stopped reading it')
+    c.ws.resume()
+    for (let i = 0; i < 400 && c.messages.length < 96; i++) await new Promise(resolve => setTimeout(resolve, 25))
+    t.equal(c.messages.length, 96, 'all 96 MiB arrived: the gateway held the backend back instead of buffering past its limit')
+    t.ok((c.messages as Buffer[]).every((m, i) => m.length === 1024 * 1024 && m[0] === i % 256), 'in order, whole')
+    c.ws.close()
+    await c.closed
   })
 
   t.test('the same access checks: no credentials, no upgrade', async t => {

@@ -46,6 +46,10 @@ export interface FrameEvents {
 /** Reads the backend's frames from its byte stream (chunks of any size). */
 export class FrameReader {
   private buf: Buffer = Buffer.alloc(0)
+  // Chunks of a frame still incomplete, joined once it is whole (joining on every read would copy a large frame over and over).
+  private waiting: Buffer[] = []
+  private waitingLength = 0
+  private need = 0
   private parts: Buffer[] = []
   private partsLength = 0
   private partsBinary = false
@@ -55,7 +59,15 @@ export class FrameReader {
 
   push (chunk: Buffer): void {
     if (this.failed) return
-    this.buf = this.buf.length === 0 ? Buffer.from(chunk) : Buffer.concat([this.buf, chunk])
+    if (this.need > 0) {
+      this.waiting.push(Buffer.from(chunk))
+      this.waitingLength += chunk.length
+      if (this.waitingLength < this.need) return
+      this.buf = Buffer.concat(this.waiting, this.waitingLength)
+      this.waiting = []
+      this.waitingLength = 0
+      this.need = 0
+    } else this.buf = this.buf.length === 0 ? Buffer.from(chunk) : Buffer.concat([this.buf, chunk])
     while (this.buf.length >= 2) {
       const b0 = this.buf[0]
       const b1 = this.buf[1]
@@ -72,7 +84,13 @@ export class FrameReader {
       if (len > this.maxMessage) { this.fail('the backend sent a WebSocket frame larger than the gateway relays'); return }
       const maskAt = at
       if (masked) at += 4
-      if (this.buf.length < at + len) return
+      if (this.buf.length < at + len) {
+        this.need = at + len
+        this.waiting = [this.buf]
+        this.waitingLength = this.buf.length
+        this.buf = Buffer.alloc(0)
+        return
+      }
       const payload = Buffer.from(this.buf.subarray(at, at + len))
       if (masked) for (let i = 0; i < len; i++) payload[i] ^= this.buf[maskAt + (i & 3)]
       this.buf = this.buf.subarray(at + len)
