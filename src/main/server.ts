@@ -36,6 +36,9 @@ import { createTriggerListens } from './workflows/trigger-listen.js'
 import { gatewayWorkflows } from './workflows/listen-gateway.js'
 import { registerWorkflowRunRoutes } from './management/workflow-run-routes.js'
 import { registerTriggerRoutes } from './management/trigger-routes.js'
+import { registerCacheRoutes } from './management/cache-routes.js'
+import { ResponseCache } from './gateway/responses/response-cache.js'
+import { createMemoryStore, createRedisStore } from './gateway/responses/cache-store.js'
 import { registerUpstreamRoutes } from './management/upstream-routes.js'
 import { createTriggers } from './triggers/index.js'
 import { createRouteReloader } from './routes/reloader.js'
@@ -47,6 +50,8 @@ import { createPortalAssistant, PORTAL_ASSISTANT_PATH, registerAssistantRoutes }
 
 /** Broadcast channel on which an instance tells the others that the configuration changed. */
 const CONFIG_CHANNEL = 'config-changed'
+/** Broadcast channel of response-cache purges (each instance drops the proxy's entries in its memory). */
+const CACHE_PURGE_CHANNEL = 'response-cache-purge'
 
 export interface Service {
   gatewayPort: number
@@ -155,8 +160,13 @@ export async function start (config: Readonly<Config>, opts: StartOptions = {}):
     executeTimeoutMs: config.UPSTREAM_TIMEOUT_MS + 5_000,
     config
   })
+  // With CACHE_TYPE=redis cached answers live in Redis: every instance serves what one fetched.
+  const responseCache = new ResponseCache(
+    shared.redis !== undefined ? createRedisStore(shared.redis, opts.keyPrefix ?? 'gatehouse:', logger) : createMemoryStore(config.RESPONSE_CACHE_MAX_BYTES),
+    config.RESPONSE_CACHE_MAX_ENTRY_BYTES)
+  metrics.addSource(() => responseCache.prometheus())
   const gateway = createGateway({
-    config, logger, readiness, env, observe, workflows, mount: portal.attach, access: gatewayAccess, tracer,
+    config, logger, readiness, env, observe, workflows, mount: portal.attach, access: gatewayAccess, tracer, responseCache,
     webRoutes: [
       { path: MCP_PATH, handler: async (req, peer) => await gatewayMcp.handle(req, peer) },
       { path: PORTAL_ASSISTANT_PATH, handler: createPortalAssistant({ config, store, logger, authenticate: gatewayMcp.authenticate, audit: () => management.audit }) }
@@ -200,6 +210,13 @@ export async function start (config: Readonly<Config>, opts: StartOptions = {}):
   registerObservabilityRoutes(management.router, requestLogs, metrics)
   registerWorkflowRunRoutes(management.router, { store, runner, listens, capture: triggers.capture, logger })
   registerTriggerRoutes(management.router, { store, health: triggers.health })
+  registerCacheRoutes(management.router, {
+    store,
+    purge: async proxyId => {
+      await responseCache.purge(proxyId)
+      hub.broadcast(CACHE_PURGE_CHANNEL, { proxy_id: proxyId })
+    }
+  })
   registerUpstreamRoutes(management.router, { store, health: id => gateway.upstreamHealth(id) })
   let managementPort = 0
   registerAssistantRoutes(management.router, {
@@ -234,6 +251,7 @@ export async function start (config: Readonly<Config>, opts: StartOptions = {}):
   // A change made on another instance (through Redis), or a Redis link restored (broadcasts sent meanwhile are lost).
   const reloadSoon = () => { pendingReload = routes.reload().catch(() => {}) }
   const stopConfigBroadcasts = hub.onBroadcast(CONFIG_CHANNEL, m => { if ((m as { from?: string }).from !== instanceId) reloadSoon() })
+  const stopCachePurges = hub.onBroadcast(CACHE_PURGE_CHANNEL, m => { responseCache.dropLocal(String((m as { proxy_id?: string }).proxy_id)) })
   const stopReconnect = hub.onReconnect(reloadSoon)
   // Instances without a shared cache still converge: each polls the store's change counter.
   const poll = setInterval(() => { routes.pollOnce().catch(() => {}) }, config.CONFIG_POLL_INTERVAL_MS)
@@ -255,6 +273,7 @@ export async function start (config: Readonly<Config>, opts: StartOptions = {}):
       hub.endSubscriptions()
       clearInterval(poll)
       stopConfigBroadcasts()
+      stopCachePurges()
       stopReconnect()
       await triggers.close()
       listens.close()

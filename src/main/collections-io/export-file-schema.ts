@@ -6,6 +6,7 @@
 import { WORKFLOW_DEFINITION_SCHEMA } from '../../common/workflow-catalogue.js'
 import { EXPORT_FORMAT, EXPORT_FORMAT_VERSION } from './export-file.js'
 import { corsSchema } from '../gateway/responses/cors.js'
+import { cacheSchema } from '../gateway/responses/cache-policy.js'
 import { upstreamSchema } from '../management/upstream-fields.js'
 
 export const IMPORT_LIMITS = {
@@ -71,7 +72,8 @@ const proxy = {
     max_body_bytes: { type: ['integer', 'null'], minimum: 1, maximum: 1_073_741_824, default: null },
     apply_parameter_defaults: { type: 'boolean' },
     websocket: { type: 'boolean' },
-    compression: { type: 'boolean' }
+    compression: { type: 'boolean' },
+    cache: cacheSchema
   }
 }
 

@@ -16,7 +16,7 @@ export type ExportedCollection =
   { upstream_url?: string, upstream?: UpstreamInput }
 
 export type ExportedProxy = Pick<Proxy, 'name' | 'description' | 'methods' | 'path' | 'target_path' | 'headers' |
-'parameters' | 'request_schema' | 'response_schema' | 'streaming' | 'status' | 'workflow_enabled' | 'workflow' | 'timeout_ms' | 'max_body_bytes'> & Partial<Pick<Proxy, 'compression' | 'apply_parameter_defaults' | 'websocket'>>
+'parameters' | 'request_schema' | 'response_schema' | 'streaming' | 'status' | 'workflow_enabled' | 'workflow' | 'timeout_ms' | 'max_body_bytes'> & Partial<Pick<Proxy, 'cache' | 'compression' | 'apply_parameter_defaults' | 'websocket'>>
 
 export interface ExportedItem {
   collection: ExportedCollection
@@ -79,7 +79,8 @@ function exportProxy (p: Proxy): ExportedProxy {
     // Written only when on, so files of proxies that keep the default read as before.
     ...(p.apply_parameter_defaults ? { apply_parameter_defaults: true } : {}),
     ...(p.websocket ? { websocket: true } : {}),
-    ...(p.compression === false ? { compression: false } : {})
+    ...(p.compression === false ? { compression: false } : {}),
+    ...(p.cache != null ? { cache: { ttl_s: p.cache.ttl_s, vary: [...p.cache.vary], shared: p.cache.shared } } : {})
   }
 }
 

@@ -53,6 +53,8 @@ export interface Config {
   MAX_BODY_BYTES: number
   COMPRESSION: 'on' | 'off'
   COMPRESSION_MIN_BYTES: number
+  RESPONSE_CACHE_MAX_BYTES: number
+  RESPONSE_CACHE_MAX_ENTRY_BYTES: number
   OPENAPI_IMPORT_MAX_BYTES: number
   OPENAPI_IMPORT_MAX_OPERATIONS: number
   DB_QUERY_TIMEOUT_MS: number
@@ -120,6 +122,8 @@ const VARS: Record<keyof Config, VarSpec> = {
   CONFIG_POLL_INTERVAL_MS: { type: 'integer', default: 1000, minimum: 50, maximum: 600000, accepts: 'milliseconds 50-600000' },
   MAX_BODY_BYTES: { type: 'integer', default: 1048576, minimum: 1, maximum: 1073741824, accepts: 'bytes 1-1073741824' },
   COMPRESSION: { type: 'string', default: 'on', enum: ['on', 'off'], accepts: 'on (gzip or Brotli when the client accepts it) or off' },
+  RESPONSE_CACHE_MAX_BYTES: { type: 'integer', default: 67108864, minimum: 0, maximum: 68719476736, accepts: 'bytes 0-68719476736 the response cache may hold in memory (CACHE_TYPE=memory; least recently used entries go first)' },
+  RESPONSE_CACHE_MAX_ENTRY_BYTES: { type: 'integer', default: 1048576, minimum: 0, maximum: 536870912, accepts: 'bytes 0-536870912: larger answers are not cached' },
   COMPRESSION_MIN_BYTES: { type: 'integer', default: 1024, minimum: 0, maximum: 1073741824, accepts: 'bytes 0-1073741824 (smaller answers are sent uncompressed)' },
   OPENAPI_IMPORT_MAX_BYTES: { type: 'integer', default: 67108864, minimum: 1024, maximum: 1073741824, accepts: 'bytes of an OpenAPI document to import, 1024-1073741824' },
   OPENAPI_IMPORT_MAX_OPERATIONS: { type: 'integer', default: 5000, minimum: 1, maximum: 100000, accepts: 'operations of an OpenAPI document to import, 1-100000' },

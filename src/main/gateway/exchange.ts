@@ -23,6 +23,7 @@ import type { LoadShedder } from './load-shedding.js'
 import { TLS_HOP_HEADER } from './tls-listener.js'
 import type { Exchange, UpstreamClient } from './upstream.js'
 import type { CacheSink } from './responses/cache-sink.js'
+import type { ResponseCache } from './responses/response-cache.js'
 import type { Encoding } from './responses/compression.js'
 
 /** What every request of one gateway shares: settings, collaborators, the current route table. */
@@ -42,6 +43,8 @@ export interface GatewayContext {
   shedder: LoadShedder
   /** TRUSTED_PROXIES: the client's address behind them, and whose X-Forwarded-Host/Proto to believe. */
   trusted: TrustedProxies
+  /** Answers kept for proxies with `cache` (memory or Redis). */
+  responseCache: ResponseCache
   /** Swapped in one assignment on every configuration change. */
   table: RouteTable
   inFlight: number

@@ -23,11 +23,15 @@ import type { Tracer } from '../observability/tracing/tracer.js'
 import type { Lookup, TargetHealth } from './upstreams/upstream-set.js'
 import type { TraceContext } from '../../common/trace-context.js'
 
+import type { ResponseCache } from './responses/response-cache.js'
+
 export { createGateway } from './listener.js'
 
 export interface ReadyReport { ok: boolean, checks: Record<string, string> }
 
 export interface GatewayOptions {
+  /** Where cached answers are kept (default: this process's memory, RESPONSE_CACHE_MAX_BYTES). */
+  responseCache?: ResponseCache
   config: Readonly<Config>
   logger: Logger
   readiness: () => Promise<ReadyReport>
@@ -71,4 +75,6 @@ export interface Gateway {
   readonly inFlight: number
   /** Requests shed since start, by signal. */
   readonly shed: { in_flight: number, event_loop_delay: number }
+  /** The response cache of proxies with `cache` (purges, /metrics). */
+  readonly responseCache: ResponseCache
 }

@@ -31,6 +31,8 @@ import { accessLogger } from '../logger.js'
 import { runWorkflowTarget } from './workflow-target.js'
 import { answerPreflight, applyCors } from './responses/cors.js'
 import { chooseEncoding } from './responses/compression.js'
+import { BYPASS, ResponseCache, serveCached } from './responses/response-cache.js'
+import { createMemoryStore } from './responses/cache-store.js'
 
 export function createGateway (opts: GatewayOptions): Gateway {
   const { config, logger } = opts
@@ -57,6 +59,7 @@ export function createGateway (opts: GatewayOptions): Gateway {
     trusted: createTrustedProxies(parseTrustedProxies(config.TRUSTED_PROXIES)),
     shedder: createLoadShedder({ maxInFlight: config.SHED_MAX_IN_FLIGHT, maxDelayMs: config.SHED_EVENT_LOOP_DELAY_MS }),
     table: new RouteTable(env, warn, config.MAX_BODY_BYTES, upstreams, { compression: config.COMPRESSION === 'on', compressionMinBytes: config.COMPRESSION_MIN_BYTES }),
+    responseCache: opts.responseCache ?? new ResponseCache(createMemoryStore(config.RESPONSE_CACHE_MAX_BYTES), config.RESPONSE_CACHE_MAX_ENTRY_BYTES),
     inFlight: 0,
     draining: null
   }
@@ -106,8 +109,17 @@ export function createGateway (opts: GatewayOptions): Gateway {
     get inFlight () { return ctx.inFlight },
     get shed () { return { ...ctx.shedder.shed } },
     // Applied synchronously on this thread: a request sees the table before or after a change, never a mix.
-    setRoutes (collections, proxies) { ctx.table.set(collections, proxies) },
-    updateRoutes (delta) { ctx.table.apply(delta) },
+    setRoutes (collections, proxies) {
+      ctx.table.set(collections, proxies)
+      // Entries of the previous configuration are never served (the route's cache tag moved): free them.
+      for (const p of proxies) ctx.responseCache.dropLocal(p.id)
+    },
+    updateRoutes (delta) {
+      ctx.table.apply(delta)
+      for (const p of delta.proxies ?? []) ctx.responseCache.dropLocal(p.id)
+      for (const id of delta.removedProxies ?? []) ctx.responseCache.dropLocal(id)
+    },
+    responseCache: ctx.responseCache,
     upstreamHealth (collectionId) { return upstreams.health(collectionId) },
     upstreamMetrics () { return upstreams.prometheus() },
     async listen () {
@@ -169,6 +181,8 @@ function handleRequest (x: GatewayExchange): void {
   const route = m.route
   if (route.cors !== null) applyCors(x, route.cors)
   if (route.compression !== null) { x.varyEncoding = true; x.encoding = chooseEncoding(x.acceptEncoding) }
+  // Every answer of a cached proxy says what the cache did; the cache stage refines this one.
+  if (route.cache !== null) x.cacheStatus = BYPASS
   x.bytesIn = x.contentLength > 0 ? x.contentLength : 0
   if (x.hasBody && !route.streaming && x.contentLength > route.maxBodyBytes) { x.fail(payloadTooLarge(`The request body is larger than ${route.maxBodyBytes} bytes.`)); return }
   if (!checkAccess(x)) return
@@ -187,9 +201,15 @@ function proceed (x: GatewayExchange, body: Buffer | null): boolean {
   }
   // A WebSocket handshake on a proxy that relays them; on any other proxy it is a plain request.
   if (x.accept !== null && route.websocket) relayWebSocket(x, q)
-  else if (route.workflow !== null) runWorkflowTarget(x, q, body)
-  else forward(x, q, body)
+  else if (route.cache !== null) serveCached(x, route.cache, q, () => { origin(x, q, body) })
+  else origin(x, q, body)
   return true
+}
+
+/** The route's answer: its workflow's, or its backend's. */
+function origin (x: GatewayExchange, q: string, body: Buffer | null): void {
+  if (x.match!.route.workflow !== null) runWorkflowTarget(x, q, body)
+  else forward(x, q, body)
 }
 
 /** The address this process reaches its own uWS listener at (wildcards become loopback). */

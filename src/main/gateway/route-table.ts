@@ -13,6 +13,7 @@ import { NON_GATEWAY_TRIGGER_TYPES } from '../triggers/types.js'
 import { compileCors, type CompiledCors } from './responses/cors.js'
 import type { UpstreamSet } from './upstreams/upstream-set.js'
 import type { CompiledCompression } from './responses/compression.js'
+import type { CompiledCache } from './responses/response-cache.js'
 
 export interface CompiledRoute {
   proxy: Proxy
@@ -44,6 +45,8 @@ export interface CompiledRoute {
   cors: CompiledCors | null
   /** Answer compression (null: COMPRESSION=off, the proxy's `compression` is false, or it streams). */
   compression: CompiledCompression | null
+  /** The response cache (null: the proxy has no `cache`, or it streams). */
+  cache: CompiledCache | null
 }
 
 /** Gateway-wide settings the routes are compiled with. */
@@ -374,7 +377,11 @@ function compileRoute (c: Collection, p: Proxy, env: Readonly<Record<string, str
     workflow: p.workflow_enabled && p.workflow !== null && startsFromGateway(p.workflow) ? p.workflow : null,
     cors: c.cors == null ? null : compileCors(c.cors),
     // A streaming proxy's answers pass as they come: never gathered to compress.
-    compression: defaults.compression && p.compression !== false && !p.streaming ? { minBytes: defaults.compressionMinBytes } : null
+    compression: defaults.compression && p.compression !== false && !p.streaming ? { minBytes: defaults.compressionMinBytes } : null,
+    // The tag moves with any change of the proxy or its collection: entries of an older configuration are never served.
+    cache: p.cache != null && !p.streaming
+      ? { ttlS: p.cache.ttl_s, vary: p.cache.vary.map(h => h.toLowerCase()).sort(), shared: p.cache.shared, tag: `${c.id}.${c.version}.${c.updated_at}.${p.version}.${p.updated_at}` }
+      : null
   }
 }
 

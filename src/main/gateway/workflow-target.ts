@@ -7,7 +7,7 @@ import { AppError, badRequest, serviceUnavailable } from '../../common/errors.js
 import { jsonDepthExceeds, MAX_JSON_DEPTH } from '../../common/json-depth.js'
 import type { GatewayExchange } from './exchange.js'
 import type { WorkflowTrigger } from './index.js'
-import { sendWhole } from './responses/whole-answer.js'
+import { sendWhole, type EncodedMemo } from './responses/whole-answer.js'
 
 const GATEWAY_AUTH = new Set(['authorization', 'x-client-id', 'x-profile-id'])
 
@@ -25,7 +25,8 @@ export function runWorkflowTarget (x: GatewayExchange, query: string, body: Buff
     const payload = answer.body === null || answer.body === undefined ? '' : isText ? answer.body as string : JSON.stringify(answer.body)
     const headers: Array<[string, string]> = Object.entries(answer.headers).map(([k, v]) => [k.toLowerCase(), String(v)])
     if (payload !== '' && !headers.some(h => h[0] === 'content-type')) headers.push(['content-type', isText ? 'text/plain; charset=utf-8' : 'application/json'])
-    sendWhole(x, { status: answer.status, statusText: '', headers, body: Buffer.from(payload) }, Math.round(performance.now() - x.upstreamStart), null)
+    const body = Buffer.from(payload)
+    sendWhole(x, { status: answer.status, statusText: '', headers, body }, Math.round(performance.now() - x.upstreamStart), keep(x, answer.status, headers, body))
   }, (err: unknown) => {
     if (!(err instanceof AppError)) x.ctx.logger.error({ err, request_id: x.rid }, 'workflow run failed')
     const e = err instanceof AppError ? err : new AppError(500, 'workflow_failed', 'The workflow failed; see its execution record.')
@@ -34,9 +35,19 @@ export function runWorkflowTarget (x: GatewayExchange, query: string, body: Buff
     if (e.status >= 500 && e.status !== 503) {
       x.warnFailure(e.status, e.status === 504 ? 'workflow timeout' : 'workflow failed', { code: e.code, error: e.message, ...('internal' in e ? e.internal as object : {}) })
     }
+    x.cacheSink?.decline()
     x.fail(e)
   })
 
+}
+
+/** A cached proxy's workflow answer goes to its cache like a backend's. */
+function keep (x: GatewayExchange, status: number, headers: Array<[string, string]>, body: Buffer): EncodedMemo | null {
+  const sink = x.cacheSink
+  if (sink === null) return null
+  const h = { status, statusText: '', headers, keepAlive: true }
+  if (sink.accepts(h, 'length', body.length) < 0) { sink.decline(); return null }
+  return sink.store(h, body)
 }
 
 /** The http_trigger's output: the request as the workflow sees it (without the gateway-auth headers). */

@@ -82,6 +82,7 @@ export const OPERATIONS: Record<string, OperationInfo> = {
   'POST /api/v1/proxies': { name: 'create_proxy', description: 'Create a proxy (an endpoint) in a collection: collection_id, name, methods, path (relative to the base_path; {param} segments, optional trailing /*), target_path (default: path). It starts as a draft: publish it with update_proxy {status: "published"}.' },
   'PUT /api/v1/proxies/:id': { name: 'update_proxy', description: "Change a proxy's fields; {status: 'published'} makes it reachable at the gateway, {status: 'draft'} takes it off at once." },
   'DELETE /api/v1/proxies/:id': { name: 'delete_proxy', destructive: true, description: 'Delete a proxy; it stops being served at once.' },
+  'DELETE /api/v1/proxies/:id/cache': { name: 'purge_proxy_cache', destructive: true, description: "Drop a proxy's cached answers (its response cache) on every gateway instance; the next requests reach the backend again." },
   'POST /api/v1/proxies/bulk': { name: 'bulk_proxies', description: "Publish, unpublish or delete several proxies: {action: 'publish'|'unpublish'|'delete', ids}. Answers per-id results." },
   'POST /api/v1/proxies/:id/duplicate': { name: 'duplicate_proxy', description: 'Copy a proxy (as a draft), into the same or another collection (collection_id); give a new path when copying into the same collection.' },
 

@@ -3,6 +3,7 @@ import type { Proxy } from '../../common/types.js'
 import type { User } from '../auth/verifier.js'
 import { createProxy, deleteProxy, duplicateProxy, getProxy, listProxies, patchProxy, updateProxy } from '../store/proxies.js'
 import type { Router } from './router.js'
+import { cacheSchema } from '../gateway/responses/cache-policy.js'
 import { ajv } from '../validation/ajv.js'
 import type { ManagementDeps } from './server.js'
 import { checkProxyPaths, etag, headersSchema, pageQuery, proxyBodyProblems } from './validation.js'
@@ -41,6 +42,7 @@ const fields = {
   max_body_bytes: { type: ['integer', 'null'], minimum: 1, maximum: 1_073_741_824 },
   websocket: { type: 'boolean', description: 'Relay WebSocket upgrades (Upgrade: websocket) to the backend after the same access checks as any call; frames go both ways until either side closes (default false).' },
   apply_parameter_defaults: { type: 'boolean', description: 'Add a query parameter\'s default to the forwarded query when the caller omits it (default false: the backend sees the query as sent; defaults still pre-fill the developer portal).' },
+  cache: cacheSchema,
   compression: { type: 'boolean', description: 'Compress answers (gzip or Brotli, by Accept-Encoding) for clients that accept it (default true; COMPRESSION=off turns it off everywhere; never for streaming proxies).' }
 }
 /** Proxy fields a client may send back as it read them; the workflow routes set them. */

@@ -11,7 +11,8 @@ export interface Proxy {
   id: string, collection_id: string, name: string, description: string, methods: string[], path: string, target_path: string
   parameters: Parameter[], request_schema: unknown, response_schema: unknown, streaming: boolean, status: 'draft' | 'published'
   apply_parameter_defaults?: boolean
-  workflow_enabled: boolean, workflow: unknown, workflow_id: string, compression: boolean, version: number
+  workflow_enabled: boolean, workflow: unknown, workflow_id: string, compression: boolean
+  cache: { ttl_s: number, vary: string[], shared: boolean } | null, version: number
 }
 
 const METHODS = ['GET', 'POST', 'PUT', 'DELETE', 'PATCH']
@@ -38,6 +39,7 @@ export function ProxyForm ({ collection, record: live, onClose }: { collection: 
         streaming: v.streaming === 'on',
         apply_parameter_defaults: v.apply_parameter_defaults === 'on',
         compression: v.compression === 'on',
+        cache: v.cache_ttl_s === undefined || v.cache_ttl_s === '' ? null : { ttl_s: Number(v.cache_ttl_s), vary: v.cache_vary.split(/[\s,]+/).filter(h => h !== ''), shared: v.cache_shared === 'on' },
         status: v.status
       }
       if (record === undefined) await api('POST', '/proxies', body)
@@ -71,6 +73,11 @@ export function ProxyForm ({ collection, record: live, onClose }: { collection: 
         </div>
         <label className='check'><input type='checkbox' name='streaming' defaultChecked={record?.streaming ?? false} /> Streaming (no buffering: event streams, long-lived answers)</label>
         <label className='check'><input type='checkbox' name='apply_parameter_defaults' defaultChecked={record?.apply_parameter_defaults ?? false} /> Add parameter defaults to the forwarded query (off: the backend sees the query as sent; defaults still pre-fill the portal)</label>
+        <div className='cols'>
+          <Field label='Cache answers for (seconds)' hint='GET and HEAD; empty: no cache. The backend&apos;s Cache-Control max-age or s-maxage wins when it sends one.'><input name='cache_ttl_s' type='number' min={1} defaultValue={record?.cache?.ttl_s ?? ''} /></Field>
+          <Field label='Cache varies by request headers' hint='Comma-separated, e.g. x-tenant (the backend&apos;s own Vary applies too)'><input name='cache_vary' defaultValue={record?.cache?.vary.join(', ') ?? ''} /></Field>
+        </div>
+        <label className='check'><input type='checkbox' name='cache_shared' defaultChecked={record?.cache?.shared ?? false} /> Cached answers are shared by all clients (authenticated collections; off: one entry per client)</label>
         <label className='check'><input type='checkbox' name='compression' defaultChecked={record?.compression ?? true} /> Compress answers (gzip, Brotli) for clients that accept it</label>
         <ErrorText error={error} />
         <footer><button type='button' className='ghost' onClick={onClose}>Cancel</button><button type='submit'>{record === undefined ? 'Create' : 'Save'}</button></footer>
