@@ -22,7 +22,7 @@ export function getPath (obj: unknown, dotted: string): unknown {
 }
 
 /** Sets or deletes (value undefined) a dotted path that already leads through objects; never creates parents. */
-function setPath (obj: Json, dotted: string, value: unknown): void {
+export function setPath (obj: Json, dotted: string, value: unknown): void {
   const keys = dotted.split('.')
   const parent = keys.length === 1 ? obj : getPath(obj, keys.slice(0, -1).join('.'))
   if (typeof parent !== 'object' || parent === null) return

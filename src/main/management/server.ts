@@ -21,6 +21,7 @@ import { registerThreadRoutes } from './threads-routes.js'
 import { registerAuditRoutes } from './audit-routes.js'
 import { registerAccessRoutes } from './access-routes.js'
 import { registerCredentialRoutes } from './credentials-routes.js'
+import { registerConfigRoutes } from './config-routes.js'
 import { createAuditTrail, type AuditTrail } from './audit-trail.js'
 import type { KeyValueCache } from '../cache/types.js'
 import { createMemoryKv } from '../cache/memory-kv.js'
@@ -107,6 +108,7 @@ export function createManagementServer (deps: ManagementDeps): ManagementServer 
   registerCredentialRoutes(router, deps)
   registerAccessRoutes(router, deps)
   registerAuditRoutes(router, deps)
+  registerConfigRoutes(router, deps)
 
   const serveConsole = consoleResponder(deps.consoleFiles ?? loadStaticFiles(builtUiDir('console'), { spa: true }), (method, path) => {
     try { router.find(method, path); return true } catch { return false }

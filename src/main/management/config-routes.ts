@@ -1,0 +1,34 @@
+/**
+ * The gateway as a file (docs/config-as-code.md):
+ *
+ *   GET /api/v1/config     the whole configuration, JSON or YAML (Accept: application/yaml)
+ *
+ * Role editor: the file holds draft proxies, which a viewer does not see.
+ */
+import { stringify as toYaml } from 'yaml'
+import { dumpConfig } from '../config-file/dump.js'
+import type { RequestContext, Router } from './router.js'
+import type { ManagementDeps } from './server.js'
+
+const YAML_TYPES = ['application/yaml', 'application/x-yaml', 'text/yaml', 'text/x-yaml']
+
+/** YAML when the Accept header names a YAML type before (or without) JSON; JSON otherwise. */
+export function wantsYaml (accept: string | undefined): boolean {
+  for (const part of (accept ?? '').split(',')) {
+    const type = part.split(';')[0]!.trim().toLowerCase()
+    if (YAML_TYPES.includes(type)) return true
+    if (type === 'application/json') return false
+  }
+  return false
+}
+
+export function registerConfigRoutes (router: Router, deps: ManagementDeps): void {
+  router.add('GET', '/api/v1/config', async (ctx: RequestContext) => {
+    const file = await dumpConfig(deps.store)
+    if (!wantsYaml(ctx.req.headers.accept)) return { status: 200, body: file }
+    // The router writes JSON only; YAML is written here, as the metrics route writes its text.
+    const text = toYaml(file, { lineWidth: 0 })
+    ctx.res.writeHead(200, { 'content-type': 'application/yaml; charset=utf-8', 'content-length': Buffer.byteLength(text) }).end(text)
+    return undefined
+  }, { role: 'editor' })
+}
