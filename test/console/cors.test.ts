@@ -41,7 +41,20 @@ t.test('a page on another origin calls an authenticated proxy; a disallowed orig
     allow_headers: ['authorization', 'x-client-id', 'x-profile-id'], expose_headers: ['x-total'], allow_credentials: true, max_age_s: 0
   }, 'the console saved the CORS settings')
   t.equal((await svc.call('PUT', `/collections/${coll.id}`, { cors: { allow_origins: ['ftp://x'] } })).status, 400, 'an origin that is not one is refused')
-  await svc.call('POST', '/proxies', { collection_id: coll.id, name: 'orders', methods: ['GET'], path: '/orders', status: 'published' })
+  // The proxy from the console's form, with a response cache and compression off.
+  await page.getByRole('button', { name: 'New proxy' }).click()
+  const form = page.getByRole('dialog')
+  await form.getByLabel('Name', { exact: true }).fill('orders')
+  await form.getByLabel(/^Path/).fill('/orders')
+  await form.getByLabel('Status').selectOption('published')
+  await form.getByLabel('Cache answers for (seconds)').fill('60')
+  await form.getByLabel('Cache varies by request headers').fill('x-tenant')
+  await form.getByLabel(/Compress answers/).uncheck()
+  await screenshot(page, 'proxy-cache')
+  await form.getByRole('button', { name: 'Create' }).click()
+  await page.getByRole('button', { name: 'orders', exact: true }).waitFor()
+  const made = (await svc.call('GET', `/proxies?collection_id=${coll.id as string}`)).body.items[0]
+  t.same({ cache: made.cache, compression: made.compression }, { cache: { ttl_s: 60, vary: ['x-tenant'], shared: false }, compression: false }, 'the console saved the cache and compression settings')
   const client = (await svc.call('POST', '/clients', { name: 'acme' })).body
   const profile = (await svc.call('POST', `/clients/${client.id}/profiles`, { name: 'web', auth_type: 'api_key', collection_ids: [coll.id] })).body
   const headers = { authorization: `Bearer ${profile.credentials.api_key as string}`, 'x-client-id': client.id, 'x-profile-id': profile.id }
@@ -62,4 +75,7 @@ t.test('a page on another origin calls an authenticated proxy; a disallowed orig
   t.match(blocked, { blocked: /TypeError|Failed to fetch/ }, 'the browser blocks a disallowed origin')
   t.equal(backend.seen.filter(s => s.method === 'OPTIONS').length, 0, 'no preflight reached the backend')
   t.equal(backend.seen.length, 1, 'only the allowed call reached the backend (the blocked one stopped at its preflight)')
+  const again = await callFrom(allowed)
+  t.same(again, ok, 'served again, from the cache')
+  t.equal(backend.seen.length, 1, 'without a backend call')
 })
