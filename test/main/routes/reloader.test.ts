@@ -4,12 +4,15 @@ import { createRouteReloader, type RoutingUpdate } from '../../../src/main/route
 import { createCollection, deleteCollection, updateCollection } from '../../../src/main/store/collections.js'
 import { createProxy, updateProxy } from '../../../src/main/store/proxies.js'
 import { policies } from '../../../src/main/store/access.js'
+import { upstreamForCreate } from '../../../src/main/management/upstream-fields.js'
 import { openTestStore, silentLogger } from '../../helpers/db.js'
+
+const upstream = upstreamForCreate({ upstream_url: 'http://127.0.0.1:9' })
 
 t.test('reloads apply O(changed) deltas, access only when access changed', async t => {
   const store = await openTestStore(t, 'postgres')
-  const c1 = await createCollection(store, { name: 'one', base_path: '/one', upstream_url: 'http://127.0.0.1:9' })
-  const c2 = await createCollection(store, { name: 'two', base_path: '/two', upstream_url: 'http://127.0.0.1:9' })
+  const c1 = await createCollection(store, { name: 'one', base_path: '/one', upstream })
+  const c2 = await createCollection(store, { name: 'two', base_path: '/two', upstream })
   const proxies = []
   for (let i = 0; i < 20; i++) {
     proxies.push(await createProxy(store, { collection_id: i % 2 === 0 ? c1.id : c2.id, name: `p${i}`, methods: ['GET'], path: `/p${i}`, target_path: '/x', status: 'published' }))

@@ -3,9 +3,12 @@ import { openStore } from '../../../src/main/store/index.js'
 import { createCollection, deleteCollection, duplicateCollection, getCollection, listCollections, updateCollection } from '../../../src/main/store/collections.js'
 import { createProxy, duplicateProxy, getProxy, listProxies, updateProxy } from '../../../src/main/store/proxies.js'
 import { loadRoutingChanges, loadRoutingSnapshot, configVersion } from '../../../src/main/store/routing.js'
+import { upstreamForCreate } from '../../../src/main/management/upstream-fields.js'
 import { createTestDatabase, openTestStore, silentLogger, storeConfig, STORE_KINDS } from '../../helpers/db.js'
 
-const coll = (n: number) => ({ name: `c${n}`, base_path: `/c${n}`, upstream_url: 'http://127.0.0.1:9' })
+// The store takes the upstream as the management routes build it (upstream_url is their shorthand).
+const upstream = upstreamForCreate({ upstream_url: 'http://127.0.0.1:9' })
+const coll = (n: number) => ({ name: `c${n}`, base_path: `/c${n}`, upstream })
 
 for (const kind of STORE_KINDS) {
   t.test(`${kind} store`, async t => {
