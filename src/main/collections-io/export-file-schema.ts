@@ -50,7 +50,7 @@ const parameter = {
 // without id, every runtime setting), so a file written by an export always imports back.
 const workflow = { ...WORKFLOW_DEFINITION_SCHEMA, type: ['object', 'null'] }
 
-const proxy = {
+export const proxySchema = {
   type: 'object',
   required: ['name', 'methods', 'path'],
   additionalProperties: false,
@@ -77,7 +77,7 @@ const proxy = {
   }
 }
 
-const collection = {
+export const collectionSchema = {
   type: 'object',
   required: ['name', 'base_path'],
   // A backend as upstream_url (one target) or upstream (its targets are checked on import).
@@ -114,8 +114,8 @@ export const exportFileSchema = {
         required: ['collection', 'proxies'],
         additionalProperties: false,
         properties: {
-          collection,
-          proxies: { type: 'array', maxItems: IMPORT_LIMITS.proxiesPerCollection, items: proxy }
+          collection: collectionSchema,
+          proxies: { type: 'array', maxItems: IMPORT_LIMITS.proxiesPerCollection, items: proxySchema }
         }
       }
     }

@@ -17,15 +17,15 @@ import { etag, pageQuery } from './validation.js'
 
 const name = { type: 'string', minLength: 1, maxLength: 200 }
 const description = { type: 'string', maxLength: 5000 }
-const policyFields = {
+export const policyFields = {
   name, description,
   status: { type: 'string', enum: ['enabled', 'disabled'] },
   rate_limit: { type: ['object', 'null'], additionalProperties: false, required: ['requests', 'per_seconds'], properties: { requests: { type: 'integer', minimum: 1 }, per_seconds: { type: 'integer', minimum: 1, maximum: 31_536_000 } } },
   quota: { type: ['object', 'null'], additionalProperties: false, required: ['requests', 'period'], properties: { requests: { type: 'integer', minimum: 1 }, period: { type: 'string', enum: ['day', 'month'] } } }
 }
-const clientFields = { name, description, status: { type: 'string', enum: ['active', 'suspended'] } }
+export const clientFields = { name, description, status: { type: 'string', enum: ['active', 'suspended'] } }
 const AUTH_TYPES = ['api_key', 'jwt', 'oidc', 'mtls', 'none']
-const profileFields = {
+export const profileFields = {
   // May be sent (it is a field of the record); must then be the client of the path.
   client_id: { type: 'string', minLength: 1 },
   name,

@@ -1,12 +1,14 @@
 /**
  * The gateway as a file (docs/config-as-code.md):
  *
- *   GET /api/v1/config     the whole configuration, JSON or YAML (Accept: application/yaml)
+ *   GET /api/v1/config              the whole configuration, JSON or YAML (Accept: application/yaml)
+ *   GET /api/v1/config/schema.json  the file's JSON Schema, for editors and CI checks
  *
- * Role editor: the file holds draft proxies, which a viewer does not see.
+ * Role editor for the file: it holds draft proxies, which a viewer does not see. The schema is public.
  */
 import { stringify as toYaml } from 'yaml'
 import { dumpConfig } from '../config-file/dump.js'
+import { CONFIG_SCHEMA_PATH, configFileSchema } from '../config-file/schema.js'
 import type { RequestContext, Router } from './router.js'
 import type { ManagementDeps } from './server.js'
 
@@ -31,4 +33,7 @@ export function registerConfigRoutes (router: Router, deps: ManagementDeps): voi
     ctx.res.writeHead(200, { 'content-type': 'application/yaml; charset=utf-8', 'content-length': Buffer.byteLength(text) }).end(text)
     return undefined
   }, { role: 'editor' })
+
+  // Public, like a schema store entry: editors fetch it without a token; it says nothing about this gateway's state.
+  router.add('GET', CONFIG_SCHEMA_PATH, async () => ({ status: 200, body: configFileSchema }), { public: true })
 }
