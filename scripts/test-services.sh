@@ -86,7 +86,22 @@ install_mcp_conformance() {
   npx -y node@22 --version >/dev/null || { log "could not fetch Node.js 22 (npm package node@22)"; return 1; }
 }
 
-if [ "${#missing[@]}" -eq 0 ]; then install_helm && fetch_github_description && install_mcp_conformance; exit $?; fi
+# The official OTLP protobuf definitions (opentelemetry-proto), which the tracing tests decode
+# exported spans with: taken from the npm package that ships them as files
+# (@opentelemetry/otlp-grpc-exporter-base 0.34.0, build/protos), kept in the tools directory.
+fetch_otlp_protos() {
+  local dir="$tools_dir/otlp-protos"
+  [ -f "$dir/opentelemetry/proto/collector/trace/v1/trace_service.proto" ] && return 0
+  [ "$check_only" -eq 1 ] && { log "missing for the tests: the OTLP protobuf definitions"; return 1; }
+  log "fetching the OTLP protobuf definitions into $dir"
+  local tmp; tmp=$(mktemp -d)
+  ( cd "$tmp" && npm pack --silent @opentelemetry/otlp-grpc-exporter-base@0.34.0 >/dev/null && tar xzf ./*.tgz package/build/protos package/LICENSE ) \
+    || { rm -rf "$tmp"; log "could not fetch the OTLP protobuf definitions"; return 1; }
+  mkdir -p "$tools_dir" && rm -rf "$dir" && mv "$tmp/package/build/protos" "$dir" && mv "$tmp/package/LICENSE" "$dir/LICENSE"
+  rm -rf "$tmp"
+}
+
+if [ "${#missing[@]}" -eq 0 ]; then install_helm && fetch_github_description && install_mcp_conformance && fetch_otlp_protos; exit $?; fi
 
 if [ "$check_only" -eq 1 ]; then
   log "missing for the tests: ${missing[*]} (Debian packages). Install them with: sudo bash scripts/test-services.sh"
@@ -108,3 +123,4 @@ log "installed ${missing[*]}"
 install_helm
 fetch_github_description
 install_mcp_conformance
+fetch_otlp_protos

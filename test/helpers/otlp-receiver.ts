@@ -1,11 +1,13 @@
 /**
  * A loopback OTLP/HTTP trace receiver (no collector binary exists here): it
  * decodes each POST to /v1/traces with the official opentelemetry-proto
- * definitions (test/fixtures/otlp, loaded by protobufjs) or as OTLP JSON, and
+ * definitions (fetched by scripts/test-services.sh, loaded by protobufjs) or as OTLP JSON, and
  * keeps the spans flat. `hold` makes it accept requests and never answer (a
  * slow collector).
  */
+import fs from 'node:fs'
 import http from 'node:http'
+import os from 'node:os'
 import path from 'node:path'
 import type { AddressInfo } from 'node:net'
 import protobuf from 'protobufjs'
@@ -26,13 +28,15 @@ export interface ReceivedSpan {
   flags: number
 }
 
-const FIXTURES = new URL('../fixtures/otlp', import.meta.url).pathname
+// opentelemetry-proto's definitions, fetched by scripts/test-services.sh into the tools directory.
+const PROTOS = path.join(process.env.GATEHOUSE_TOOLS_DIR ?? path.join(os.homedir(), '.cache/gatehouse-tools'), 'otlp-protos')
 let requestType: protobuf.Type | null = null
 
 function decoder (): protobuf.Type {
   if (requestType !== null) return requestType
   const root = new protobuf.Root()
-  root.resolvePath = (_origin, target) => path.join(FIXTURES, target)
+  if (!fs.existsSync(path.join(PROTOS, 'opentelemetry'))) throw new Error(`The OTLP protobuf definitions are missing in ${PROTOS}: run scripts/test-services.sh`)
+  root.resolvePath = (_origin, target) => path.join(PROTOS, target)
   root.loadSync('opentelemetry/proto/collector/trace/v1/trace_service.proto', { keepCase: false })
   requestType = root.lookupType('opentelemetry.proto.collector.trace.v1.ExportTraceServiceRequest')
   return requestType
