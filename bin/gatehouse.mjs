@@ -1,6 +1,6 @@
 #!/usr/bin/env node
 /**
- * The `gatehouse` command: `gatehouse start`, `gatehouse token`, `gatehouse --help`,
+ * The `gatehouse` command: `gatehouse start`, `gatehouse token`, `gatehouse dump|diff`, `gatehouse --help`,
  * `gatehouse --version`. It runs the compiled service (dist/), building it once when
  * dist/ is missing, so a token costs no rebuild. Settings come from the environment
  * (see README.md, "Configuration").
@@ -13,6 +13,7 @@ const root = fileURLToPath(new URL('..', import.meta.url))
 const pkg = JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8'))
 const ENTRY = new URL('../dist/src/main/index.js', import.meta.url)
 const TOKEN = new URL('../dist/src/main/cli/token.js', import.meta.url)
+const CONFIG = new URL('../dist/src/main/cli/config.js', import.meta.url)
 
 const HELP = `gatehouse ${pkg.version}: API gateway with a management API, live change stream, workflows and MCP endpoints
 
@@ -21,6 +22,9 @@ Usage:
   gatehouse token --sub <subject> [--role viewer|editor|admin] [--ttl <seconds>] [--url]
                              print a management token from the built-in local issuer
                              (run it with the server's DATA_DIR: the key is kept there)
+  gatehouse dump [--json]    print the running gateway's configuration file (GATEHOUSE_URL, GATEHOUSE_TOKEN)
+  gatehouse diff -f <file> [--prune]
+                             what applying the file would change; exit 0 nothing, 2 changes
   gatehouse <command> --help help for one command
   gatehouse --version        print the version
 
@@ -38,14 +42,18 @@ if (command === '--version' || command === '-v' || command === 'version') {
   process.stdout.write(`${pkg.version}\n`)
   process.exit(0)
 }
-if (command !== 'start' && command !== 'token') {
+const CONFIG_COMMANDS = new Set(['dump', 'diff'])
+if (command !== 'start' && command !== 'token' && !CONFIG_COMMANDS.has(command)) {
   process.stderr.write(`gatehouse: unknown command '${command}'.\n\n${HELP}`)
   process.exit(2)
 }
-if (!existsSync(ENTRY) || !existsSync(TOKEN)) {
+if (!existsSync(ENTRY) || !existsSync(TOKEN) || !existsSync(CONFIG)) {
   process.stderr.write('gatehouse: building the service once (npm run build)...\n')
   execFileSync('npm', ['run', 'build', '--silent'], { cwd: root, stdio: ['ignore', 'inherit', 'inherit'] })
 }
-// The command's own argument parser sees only its arguments.
-process.argv.splice(2, 1)
-await import(command === 'start' ? ENTRY.href : TOKEN.href)
+// The configuration commands read their command name; the others' parsers see only their arguments.
+if (CONFIG_COMMANDS.has(command)) await import(CONFIG.href)
+else {
+  process.argv.splice(2, 1)
+  await import(command === 'start' ? ENTRY.href : TOKEN.href)
+}
