@@ -27,7 +27,8 @@ export function wantsYaml (accept: string | undefined): boolean {
 export function registerConfigRoutes (router: Router, deps: ManagementDeps): void {
   router.add('GET', '/api/v1/config', async (ctx: RequestContext) => {
     const file = await dumpConfig(deps.store)
-    if (!wantsYaml(ctx.req.headers.accept)) return { status: 200, body: file }
+    // YAML over REST only: an MCP tool call answers JSON whatever its transport accepts.
+    if (ctx.caller?.source !== 'rest' || !wantsYaml(ctx.req.headers.accept)) return { status: 200, body: file }
     // The router writes JSON only; YAML is written here, as the metrics route writes its text.
     const text = toYaml(file, { lineWidth: 0 })
     ctx.res.writeHead(200, { 'content-type': 'application/yaml; charset=utf-8', 'content-length': Buffer.byteLength(text) }).end(text)

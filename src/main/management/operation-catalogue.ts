@@ -55,6 +55,7 @@ export const OPERATIONS: Record<string, OperationInfo> = {
   'DELETE /api/v1/collections/:id': { name: 'delete_collection', destructive: true, description: 'Delete a collection and all its proxies; they stop being served at once.' },
   'PUT /api/v1/collections/:id/status': { name: 'set_collection_status', description: "Set a collection 'active' or 'disabled' (without status: toggle). A disabled collection serves none of its proxies." },
   'POST /api/v1/collections/:id/duplicate': { name: 'duplicate_collection', description: 'Copy a collection with all its proxies (the copies are drafts). Give a new base_path unless the copy should get a generated one.' },
+  'GET /api/v1/config': { name: 'dump_config', readOnly: true, category: 'collections', description: 'The whole gateway configuration as one file (format_version 1): collections with proxies and workflows, policies, clients with profiles, credentials; keyed by names, no ids, no secrets (credential secrets as ${ENV} references). For review, diffs and keeping the gateway in git.' },
   'GET /api/v1/collections/export': { name: 'export_collections', readOnly: true, query: { ids: text('Comma-separated collection ids; all collections when absent.') }, description: 'Export collections with their proxies and workflows as one Gatehouse file (re-importable with import_collections).' },
   'GET /api/v1/collections/:id/export': { name: 'export_collection', readOnly: true, description: 'Export one collection with its proxies and workflows as a Gatehouse file.' },
   'GET /api/v1/collections/:id/openapi': {

@@ -68,6 +68,8 @@ t.test('the management MCP through the SDK client', async t => {
   t.match(collection, { name: 'billing', base_path: '/billing', status: 'active' })
   const rest = await fetch(`http://127.0.0.1:${s.managementPort}/api/v1/collections/${collection.id}`, { headers: { authorization: `Bearer ${admin}`, connection: 'close' } })
   t.equal(rest.status, 200, 'the collection exists for REST too')
+  const dumped = json(await client.callTool({ name: 'dump_config', arguments: {} }))
+  t.match(dumped, { format_version: 1, collections: [{ name: 'billing', base_path: '/billing', proxies: [] }] }, 'dump_config answers the configuration file as JSON')
 
   const invalid = await client.callTool({ name: 'create_collection', arguments: { name: 'x', base_path: 'nope' } })
   t.equal(invalid.isError, true)
