@@ -6,6 +6,7 @@ import t from 'tap'
 import { launchBrowser, signedIn, startService } from '../helpers/browser.js'
 import { startBackend } from '../helpers/gateway.js'
 import { startOtlpReceiver } from '../helpers/otlp-receiver.js'
+import { eventually } from '../helpers/wait.js'
 
 t.test('a request log entry shows its trace id and opens that trace', async t => {
   const receiver = await startOtlpReceiver(t)
@@ -20,7 +21,7 @@ t.test('a request log entry shows its trace id and opens that trace', async t =>
     t.equal(r.status, 200)
     await r.text()
   }
-  for (let i = 0; i < 100 && (await svc.call('GET', '/request-logs', undefined, 'viewer')).body.items.length < 2; i++) await new Promise(resolve => setTimeout(resolve, 100))
+  t.ok(await eventually(async () => (await svc.call('GET', '/request-logs', undefined, 'viewer')).body.items.length >= 2, undefined, 100), 'both requests are in the request log')
 
   const browser = await launchBrowser(t)
   const page = await signedIn(browser, svc, 'viewer')
@@ -31,6 +32,8 @@ t.test('a request log entry shows its trace id and opens that trace', async t =>
   await first.click()
   await page.getByText(`Requests of trace ${traces[0]}`).waitFor()
   await page.getByRole('button', { name: `Trace ${traces[1]}` }).waitFor({ state: 'detached' })
+  // The filtered list arrives after the heading: wait for its entry before counting.
+  await first.waitFor()
   t.equal(await page.getByRole('button', { name: `Trace ${traces[0]}` }).count(), 1, "only that trace's request is listed")
   await page.getByRole('button', { name: 'Show all' }).click()
   await page.getByRole('button', { name: `Trace ${traces[1]}` }).waitFor()
