@@ -8,17 +8,17 @@
  */
 import { execFile } from 'node:child_process'
 import fs from 'node:fs'
-import os from 'node:os'
 import path from 'node:path'
 import { promisify } from 'node:util'
 import t from 'tap'
+import { TOOLS_DIR } from '../helpers/tools.js'
 
 const run = promisify(execFile)
 const root = path.resolve(import.meta.dirname, '../..')
 const chart = path.join(root, 'deploy/helm/gatehouse')
 
 function helmBinary (): string {
-  const inTools = path.join(process.env.GATEHOUSE_TOOLS_DIR ?? path.join(os.homedir(), '.cache/gatehouse-tools'), 'helm')
+  const inTools = path.join(TOOLS_DIR, 'helm')
   if (fs.existsSync(inTools)) return inTools
   return 'helm' // on PATH (scripts/test-services.sh installs it when neither is there)
 }

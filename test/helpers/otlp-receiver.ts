@@ -7,10 +7,10 @@
  */
 import fs from 'node:fs'
 import http from 'node:http'
-import os from 'node:os'
 import path from 'node:path'
 import type { AddressInfo } from 'node:net'
 import protobuf from 'protobufjs'
+import { TOOLS_DIR } from './tools.js'
 
 interface T { teardown (fn: () => unknown): void }
 
@@ -29,7 +29,7 @@ export interface ReceivedSpan {
 }
 
 // opentelemetry-proto's definitions, fetched by scripts/test-services.sh into the tools directory.
-const PROTOS = path.join(process.env.GATEHOUSE_TOOLS_DIR ?? path.join(os.homedir(), '.cache/gatehouse-tools'), 'otlp-protos')
+const PROTOS = path.join(TOOLS_DIR, 'otlp-protos')
 let requestType: protobuf.Type | null = null
 
 function decoder (): protobuf.Type {

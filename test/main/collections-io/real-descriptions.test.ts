@@ -5,13 +5,13 @@
  * import as their content types say.
  */
 import fs from 'node:fs'
-import os from 'node:os'
 import path from 'node:path'
 import t from 'tap'
 import { stringify as toYaml } from 'yaml'
 import { startManagement } from '../../helpers/management.js'
+import { TOOLS_DIR } from '../../helpers/tools.js'
 
-const github = path.join(process.env.GATEHOUSE_TOOLS_DIR ?? path.join(os.homedir(), '.cache/gatehouse-tools'), 'api.github.com.json')
+const github = path.join(TOOLS_DIR, 'api.github.com.json')
 const petstore = fs.readFileSync(new URL('../../fixtures/openapi/petstore-3.0.json', import.meta.url), 'utf8')
 
 t.test('GitHub\'s OpenAPI description imports whole and round-trips', async t => {

@@ -18,8 +18,9 @@ import { loadConfig } from '../../../src/main/config/config.js'
 import { start, type Service } from '../../../src/main/server.js'
 import { createTempDir, silentLogger } from '../../helpers/db.js'
 import { startBackend } from '../../helpers/gateway.js'
+import { TOOLS_DIR } from '../../helpers/tools.js'
 
-const TOOLS = process.env.GATEHOUSE_TOOLS_DIR ?? path.join(os.homedir(), '.cache/gatehouse-tools')
+const TOOLS = TOOLS_DIR
 const CLI = path.join(TOOLS, 'mcp-conformance/node_modules/@modelcontextprotocol/conformance/dist/index.js')
 
 /** Scenarios about the protocol itself (not about example tools or prompts a test server would carry). */
