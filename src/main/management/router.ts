@@ -90,29 +90,47 @@ export class Router {
     this.routes.push({ method: method.toUpperCase(), segments: pattern.split('/').filter(Boolean), handler, opts, validate, readOnly: validate === null ? [] : readOnly })
   }
 
-  /** Finds the route for a path; throws 404 or 405 (with Allow) when there is none. */
+  /**
+   * Finds the route for a path; throws 404 or 405 (with Allow) when there is none. Among the
+   * routes of the method that match, a static segment beats a parameter at the first place they
+   * differ (`/collections/export` before `/collections/:id`), so registration order does not matter.
+   */
   find (method: string, pathname: string): { route: Route, params: Record<string, string> } {
     const parts = pathname.split('/').filter(Boolean)
     const allowed: string[] = []
+    let best: { route: Route, params: Record<string, string> } | null = null
     for (const route of this.routes) {
       const params = match(route.segments, parts)
       if (params === null) continue
-      if (route.method === method || (method === 'HEAD' && route.method === 'GET')) return { route, params }
-      allowed.push(route.method)
+      if (route.method === method || (method === 'HEAD' && route.method === 'GET')) {
+        if (best === null || moreStatic(route.segments, best.route.segments)) best = { route, params }
+      } else allowed.push(route.method)
     }
+    if (best !== null) return best
     if (allowed.length > 0) throw methodNotAllowed([...new Set(allowed)])
     throw notFound(`No management route matches ${method} ${pathname}.`)
   }
+}
+
+/** Whether `a` has a static segment where `b` first has a parameter (both match the same path). */
+function moreStatic (a: string[], b: string[]): boolean {
+  for (let i = 0; i < a.length; i++) {
+    const pa = a[i]?.startsWith(':') === true
+    const pb = b[i]?.startsWith(':') === true
+    if (pa !== pb) return pb
+  }
+  return false
 }
 
 function match (segments: string[], parts: string[]): Record<string, string> | null {
   if (segments.length !== parts.length) return null
   const params: Record<string, string> = {}
   for (let i = 0; i < segments.length; i++) {
-    const s = segments[i]
+    const s = segments[i] ?? ''
+    const part = parts[i] ?? ''
     if (s.startsWith(':')) {
-      try { params[s.slice(1)] = decodeURIComponent(parts[i]) } catch { return null }
-    } else if (s !== parts[i]) return null
+      try { params[s.slice(1)] = decodeURIComponent(part) } catch { return null }
+    } else if (s !== part) return null
   }
   return params
 }

@@ -100,7 +100,7 @@ export function createManagementServer (deps: ManagementDeps): ManagementServer 
   for (const method of ['POST', 'GET', 'DELETE']) router.add(method, mcpPath, async ctx => { await mcp.handle(ctx.req, ctx.res); return undefined }, { public: true, audit: false })
   let openApi: Record<string, unknown> | null = null
   router.add('GET', '/api/v1/openapi.json', async () => ({ status: 200, body: (openApi ??= managementOpenApi(router, { mcpPath })) }), { role: 'viewer' })
-  registerImportExportRoutes(router, deps) // before the collection routes: '/collections/export' is not an ':id'
+  registerImportExportRoutes(router, deps)
   registerCollectionRoutes(router, deps)
   registerProxyRoutes(router, deps)
   registerWorkflowRoutes(router, deps)
