@@ -1,10 +1,10 @@
-import type { Collection } from '../../common/types.js'
-import { createCollection, deleteCollection, duplicateCollection, getCollection, listCollections, updateCollection } from '../store/collections.js'
-import type { Router } from './router.js'
-import type { ManagementDeps } from './server.js'
-import { corsSchema, withCorsDefaults } from '../gateway/responses/cors.js'
-import { missingUpstream, upstreamForCreate, upstreamForUpdate, upstreamProblems, upstreamSchema } from './upstream-fields.js'
-import { checkCollectionFields, collectionFieldProblems, etag, headersSchema, pageQuery } from './validation.js'
+/** The collection routes: a table over the collection operations (src/main/operations/collections.ts). */
+import { corsSchema } from '../gateway/responses/cors.js'
+import * as collections from '../operations/collections.js'
+import type { OperationDeps } from '../operations/types.js'
+import { op, type OperationRoute } from './operation-routes.js'
+import { missingUpstream, upstreamProblems, upstreamSchema } from './upstream-fields.js'
+import { collectionFieldProblems, headersSchema, pageQuery } from './validation.js'
 
 const fields = {
   name: { type: 'string', minLength: 1, maxLength: 200 },
@@ -25,61 +25,14 @@ const bodyProblems = (b: Record<string, unknown>) => [...collectionFieldProblems
 const createProblems = (b: Record<string, unknown>) => [...missingUpstream(b), ...bodyProblems(b)]
 const duplicateSchema = { type: 'object', additionalProperties: false, properties: { name: fields.name, base_path: fields.base_path } }
 
-/** A `cors` is stored with its defaults filled in, so that reads show what applies. */
-const withDefaults = <T extends { cors?: Collection['cors'] }>(body: T): T => body.cors == null ? body : { ...body, cors: withCorsDefaults(body.cors) }
+const base = '/api/v1/collections'
 
-export function registerCollectionRoutes (router: Router, deps: ManagementDeps): void {
-  const { store, events } = deps
-  const changed = (c: Collection, operation: 'created' | 'updated' | 'deleted' | 'status_changed', sub: string | undefined) => {
-    events.publish({ resource_kind: 'collection', collection_id: c.id, operation, actor_sub: sub })
-    deps.onConfigChange()
-  }
-
-  router.add('GET', '/api/v1/collections', async ctx => ({ status: 200, body: await listCollections(store, pageQuery(ctx.query)) }))
-
-  router.add('POST', '/api/v1/collections', async ctx => {
-    checkCollectionFields(ctx.body)
-    const { upstream_url: _shorthand, ...fields } = withDefaults(ctx.body)
-    const c = await createCollection(store, { ...fields, upstream: upstreamForCreate(ctx.body) })
-    changed(c, 'created', ctx.user?.sub)
-    return { status: 201, body: c, headers: etag(c.version) }
-  }, { role: 'editor', body: createSchema, fieldProblems: createProblems })
-
-  router.add('GET', '/api/v1/collections/:id', async ctx => {
-    const c = await getCollection(store, ctx.params.id)
-    return { status: 200, body: c, headers: etag(c.version) }
-  })
-
-  router.add('PUT', '/api/v1/collections/:id', async ctx => {
-    checkCollectionFields(ctx.body)
-    const { upstream_url: _shorthand, upstream: _upstream, ...fields } = withDefaults(ctx.body)
-    // The upstream is merged into the stored one inside the update's transaction.
-    const c = await updateCollection(store, ctx.params.id, fields, ctx.ifMatch, { derive: current => ({ upstream: upstreamForUpdate(current, ctx.body) }) })
-    changed(c, 'updated', ctx.user?.sub)
-    return { status: 200, body: c, headers: etag(c.version) }
-  }, { role: 'editor', body: updateSchema, fieldProblems: bodyProblems })
-
-  router.add('DELETE', '/api/v1/collections/:id', async ctx => {
-    const c = await deleteCollection(store, ctx.params.id, ctx.ifMatch)
-    changed(c, 'deleted', ctx.user?.sub)
-    return { status: 204 }
-  }, { role: 'editor' })
-
-  router.add('PUT', '/api/v1/collections/:id/status', async ctx => {
-    const c = await updateCollection(store, ctx.params.id, { status: ctx.body.status }, ctx.ifMatch, { toggle: ['active', 'disabled'] })
-    changed(c, 'status_changed', ctx.user?.sub)
-    return { status: 200, body: c, headers: etag(c.version) }
-  }, { role: 'editor', body: statusSchema })
-
-  router.add('POST', '/api/v1/collections/:id/duplicate', async ctx => {
-    checkCollectionFields(ctx.body ?? {})
-    const { collection, proxies } = await duplicateCollection(store, ctx.params.id, ctx.body ?? {})
-    events.publish({ resource_kind: 'collection', collection_id: ctx.params.id, operation: 'duplicated', related_collection_id: collection.id, actor_sub: ctx.user?.sub })
-    deps.onConfigChange()
-    return {
-      status: 201,
-      body: { ...collection, source_collection_id: ctx.params.id, related_collection_id: collection.id, proxy_count: proxies.length },
-      headers: etag(collection.version)
-    }
-  }, { role: 'editor', body: duplicateSchema })
-}
+export const collectionRoutes: ReadonlyArray<OperationRoute<OperationDeps>> = [
+  op({ method: 'GET', path: base, input: r => ({ page: pageQuery(r.query) }), operation: collections.listCollectionsOp }),
+  op({ method: 'POST', path: base, role: 'editor', body: createSchema, options: { fieldProblems: createProblems }, status: 201, etag: true, input: r => ({ fields: r.body }), operation: collections.createCollectionOp }),
+  op({ method: 'GET', path: `${base}/:id`, etag: true, input: r => ({ id: r.params.id }), operation: collections.getCollectionOp }),
+  op({ method: 'PUT', path: `${base}/:id`, role: 'editor', body: updateSchema, options: { fieldProblems: bodyProblems }, etag: true, input: r => ({ id: r.params.id, ifMatch: r.ifMatch, fields: r.body }), operation: collections.updateCollectionOp }),
+  op({ method: 'DELETE', path: `${base}/:id`, role: 'editor', status: 204, input: r => ({ id: r.params.id, ifMatch: r.ifMatch }), operation: collections.deleteCollectionOp }),
+  op({ method: 'PUT', path: `${base}/:id/status`, role: 'editor', body: statusSchema, etag: true, input: r => ({ id: r.params.id, ifMatch: r.ifMatch, status: r.body.status }), operation: collections.setCollectionStatusOp }),
+  op({ method: 'POST', path: `${base}/:id/duplicate`, role: 'editor', body: duplicateSchema, status: 201, etag: true, input: r => ({ id: r.params.id, ...r.body }), operation: collections.duplicateCollectionOp })
+]

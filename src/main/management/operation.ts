@@ -8,22 +8,19 @@
  *
  * A caller is who asks (sub, role) and through what (`rest`, `mcp`, `assistant`); the input is
  * plain data (path parameters, query, body, If-Match). REST and MCP differ only in how they
- * read the input and render the result or the coded error.
+ * read the input and render the result or the coded error; the role check (here, before a REST
+ * body is even read) and the mapping of failures to coded errors (`managementError`) are the
+ * same function for both.
  */
 import type { IncomingMessage, ServerResponse } from 'node:http'
-import { forbidden } from '../../common/errors.js'
+import { AppError, forbidden, serviceUnavailable, toAppError } from '../../common/errors.js'
 import { hasRole, type Role } from '../auth/roles.js'
+import type { Logger } from '../logger.js'
+import type { Caller } from '../operations/types.js'
+import { isDatabaseUnavailable } from '../store/types.js'
 import { checkBody, type Reply, type RequestContext, type Route } from './router.js'
 
-export type Source = 'rest' | 'mcp' | 'assistant'
-
-export interface Caller {
-  sub: string
-  role: Role | null
-  source: Source
-  /** When the caller's token expires (epoch seconds), where known. */
-  exp?: number
-}
+export type { Caller, Source } from '../operations/types.js'
 
 export interface OperationInput {
   params: Record<string, string>
@@ -49,6 +46,8 @@ export interface InvokeOptions {
   /** Set by surfaces that cannot hand the handler a response to stream into (MCP). */
   frames?: FrameSink
   settle?: () => Promise<void>
+  /** Reads the body once the role is checked (REST: a refused caller never gets to send one). */
+  readBody?: () => Promise<{ body: unknown, rawBody: Buffer | null }>
 }
 
 /**
@@ -70,9 +69,25 @@ export async function invoke (route: Route, caller: Caller, input: OperationInpu
   }
   onContext?.(ctx)
   checkRole(route, caller.role)
+  if (opts.readBody !== undefined) ({ body: ctx.body, rawBody: ctx.rawBody } = await opts.readBody())
   if (route.opts.raw !== true) ctx.body = checkBody(route, ctx.body)
   const reply = await route.handler(ctx)
   // A change is answered once this instance serves it (route table, access snapshot).
   if (reply !== undefined && route.method !== 'GET' && reply.status < 300 && opts.settle !== undefined) await opts.settle().catch(() => {})
   return reply
+}
+
+/**
+ * Any failure of a management request or tool call as the coded error its surface renders: an
+ * unreachable database is a 503 with Retry-After (and a warning), anything not coded a 500
+ * (logged with its stack); AppErrors pass as they are.
+ */
+export function managementError (err: unknown, logger: Logger, context: Record<string, unknown>): AppError {
+  if (err instanceof AppError) return err
+  if (isDatabaseUnavailable(err)) {
+    logger.warn({ err: (err as Error).message, ...context }, 'management request failed: database unavailable')
+    return serviceUnavailable('The database is unavailable; retry shortly.', 5)
+  }
+  logger.error({ err, ...context }, 'management request failed')
+  return toAppError(err)
 }

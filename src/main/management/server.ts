@@ -4,16 +4,18 @@
  */
 import http, { type IncomingMessage, type ServerResponse } from 'node:http'
 import type { AddressInfo } from 'node:net'
-import { AppError, errorBody, serviceUnavailable, toAppError } from '../../common/errors.js'
+import { errorBody } from '../../common/errors.js'
 import type { Config } from '../config/config.js'
 import type { Logger } from '../logger.js'
-import { isDatabaseUnavailable, type Store } from '../store/types.js'
+import type { Store } from '../store/types.js'
 import type { EventSink } from '../events/types.js'
 import type { Auth } from '../auth/verifier.js'
 import { Router, type Reply, type RequestContext, type Route } from './router.js'
-import { checkRole, invoke, type Caller } from './operation.js'
+import { invoke, managementError, type Caller } from './operation.js'
 import { parseJson, readBody } from './http-body.js'
-import { registerCollectionRoutes } from './collections-routes.js'
+import { collectionRoutes } from './collections-routes.js'
+import { mountOperations } from './operation-routes.js'
+import { createOperationDeps } from '../operations/effects.js'
 import { registerProxyRoutes } from './proxies-routes.js'
 import { registerWorkflowRoutes } from './workflow-routes.js'
 import { registerImportExportRoutes } from './import-export-routes.js'
@@ -101,7 +103,8 @@ export function createManagementServer (deps: ManagementDeps): ManagementServer 
   let openApi: Record<string, unknown> | null = null
   router.add('GET', '/api/v1/openapi.json', async () => ({ status: 200, body: (openApi ??= managementOpenApi(router, { mcpPath })) }), { role: 'viewer' })
   registerImportExportRoutes(router, deps)
-  registerCollectionRoutes(router, deps)
+  const operations = createOperationDeps(deps)
+  mountOperations(router, operations, collectionRoutes)
   registerProxyRoutes(router, deps)
   registerWorkflowRoutes(router, deps)
   registerThreadRoutes(router, deps)
@@ -160,25 +163,19 @@ async function handle (router: Router, deps: ManagementDeps, audit: AuditTrail, 
       const user = await deps.auth.verify(req.headers.authorization ?? (fromQuery === null ? undefined : `Bearer ${fromQuery}`))
       ctx.user = user
       const caller: Caller = { sub: user.sub, role: user.role, source: 'rest', exp: user.exp }
-      // The role is checked before the body is read: a refused caller never gets to send one.
-      checkRole(route, caller.role)
-      let body: unknown
-      let rawBody: Buffer | null = null
-      if (req.method !== 'GET' && req.method !== 'HEAD' && req.method !== 'DELETE') {
-        const raw = await readBody(req, route.opts.maxBodyBytes ?? DEFAULT_BODY_LIMIT)
-        if (route.opts.raw === true) rawBody = raw
-        else body = parseJson(req, raw)
+      const hasBody = req.method !== 'GET' && req.method !== 'HEAD' && req.method !== 'DELETE'
+      const readRequestBody = async () => {
+        const raw = await readBody(req, found.route.opts.maxBodyBytes ?? DEFAULT_BODY_LIMIT)
+        return found.route.opts.raw === true ? { body: undefined, rawBody: raw } : { body: parseJson(req, raw), rawBody: null }
       }
-      reply = await invoke(route, caller, { params, query: url.searchParams, body, rawBody, ifMatch: ctx.ifMatch }, { req, res, settle: deps.settle }, c => { ctx = c })
+      reply = await invoke(route, caller, { params, query: url.searchParams, body: undefined, ifMatch: ctx.ifMatch },
+        { req, res, settle: deps.settle, readBody: hasBody ? readRequestBody : undefined }, c => { ctx = c })
     }
     if (reply === undefined) { status = res.statusCode; return }
     status = reply.status
     send(res, reply.status, reply.body, reply.headers)
   } catch (err) {
-    const unavailable = !(err instanceof AppError) && isDatabaseUnavailable(err)
-    const e = unavailable ? serviceUnavailable('The database is unavailable; retry shortly.', 5) : toAppError(err)
-    if (unavailable) deps.logger.warn({ err: (err as Error).message }, 'management request failed: database unavailable')
-    else if (!(err instanceof AppError)) deps.logger.error({ err }, 'management request failed')
+    const e = managementError(err, deps.logger, { method: req.method, path: url.pathname })
     status = e.status
     if (!res.headersSent) send(res, e.status, errorBody(e), e.headers)
     else res.destroy()

@@ -74,7 +74,7 @@ export const upstreamSchema = {
   }
 }
 
-interface UpstreamBody { upstream_url?: unknown, upstream?: unknown }
+export interface UpstreamBody { upstream_url?: unknown, upstream?: unknown }
 
 /** Rules beyond the schema: URLs, duplicates, the shorthand agreeing with the targets. */
 export function upstreamProblems (body: UpstreamBody): ErrorDetail[] {

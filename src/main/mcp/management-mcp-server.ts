@@ -8,9 +8,8 @@ import { Server } from '@modelcontextprotocol/sdk/server/index.js'
 import {
   CallToolRequestSchema, ErrorCode, GetPromptRequestSchema, ListPromptsRequestSchema, ListToolsRequestSchema, McpError, type CallToolResult
 } from '@modelcontextprotocol/sdk/types.js'
-import { AppError, errorBody, serviceUnavailable, toAppError } from '../../common/errors.js'
-import { isDatabaseUnavailable } from '../store/types.js'
-import { invoke, type Caller, type FrameSink } from '../management/operation.js'
+import { errorBody } from '../../common/errors.js'
+import { invoke, managementError, type Caller, type FrameSink } from '../management/operation.js'
 import type { RequestContext } from '../management/router.js'
 import type { ManagementMcpDeps } from './management-mcp.js'
 import { pathOf, type ManagementTool } from './management-tools.js'
@@ -71,9 +70,7 @@ async function callTool (deps: ManagementMcpDeps, tool: ManagementTool, caller: 
       ...(typeof body === 'object' && body !== null && !Array.isArray(body) ? { structuredContent: body as Record<string, unknown> } : {})
     }
   } catch (err) {
-    const unavailable = !(err instanceof AppError) && isDatabaseUnavailable(err)
-    const e = unavailable ? serviceUnavailable('The database is unavailable; retry shortly.', 5) : toAppError(err)
-    if (!(err instanceof AppError) && !unavailable) deps.logger.error({ err, tool: tool.name }, 'management MCP tool failed')
+    const e = managementError(err, deps.logger, { tool: tool.name })
     status = e.status
     const body = { ...errorBody(e), status: e.status }
     return { isError: true, content: [{ type: 'text', text: JSON.stringify(body) }], structuredContent: body }
