@@ -17,7 +17,7 @@ t.test('bounded concurrency, bounded queue, 503 at once when full, 504 for jobs 
   const a = box.submit(job(1), far)
   const c = box.submit(job(3), Date.now() - 1).then(() => null, (e: unknown) => e)
   const b = box.submit(job(2), far)
-  await t.rejects(box.submit(job(4), far), { status: 503, headers: { 'retry-after': '1' } }, 'full: refused at once')
+  await t.rejects(box.submit(job(4), far), { status: 503, code: 'service_unavailable', headers: { 'retry-after': '1' } }, 'full: refused at once')
   t.equal(box.queued, 2)
   releases.shift()!()
   t.equal(await a, 1)

@@ -4,8 +4,12 @@
  * remote delete), roles, sign-out, expiry and a refused link's reason.
  */
 import t from 'tap'
-import { cspViolations, launchBrowser, screenshot, signedIn, startService, tokenCli } from '../helpers/browser.js'
+import { cspViolations, launchBrowser, screenshot, signedIn, startService, tokenCli, type PageStorage } from '../helpers/browser.js'
 import { createTempDir } from '../helpers/db.js'
+
+// Read inside page.evaluate, in the browser.
+declare const sessionStorage: PageStorage
+declare const localStorage: PageStorage
 
 t.test('console', async t => {
   const svc = await startService(t)

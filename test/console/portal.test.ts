@@ -5,8 +5,11 @@
  * the draft) and calls it for real through "try it" with the profile's credentials.
  */
 import t from 'tap'
-import { createCollectionInConsole, cspViolations, launchBrowser, screenshot, signedIn, startService } from '../helpers/browser.js'
+import { createCollectionInConsole, cspViolations, launchBrowser, screenshot, signedIn, startService, type PageStorage } from '../helpers/browser.js'
 import { startBackend } from '../helpers/gateway.js'
+
+// Read inside page.evaluate, in the browser.
+declare const sessionStorage: PageStorage
 
 t.test('publish in the console, find and call it in the portal', async t => {
   const backend = await startBackend(t, (req, res) => {

@@ -7,7 +7,7 @@
  */
 import t from 'tap'
 import type { Page } from 'playwright-core'
-import { cspViolations, launchBrowser, screenshot, signedIn, startService } from '../helpers/browser.js'
+import { cspViolations, launchBrowser, screenshot, signedIn, startService, type PageElement } from '../helpers/browser.js'
 import { startBackend } from '../helpers/gateway.js'
 import { eventually } from '../helpers/wait.js'
 
@@ -28,7 +28,7 @@ async function settings (page: Page, node: string, values: Record<string, string
   await panel.getByLabel('Node name').waitFor()
   for (const [name, value] of Object.entries(values)) {
     const field = panel.getByLabel(name, { exact: true })
-    if (await field.evaluate(el => el.tagName) === 'SELECT') await field.selectOption(value)
+    if (await field.evaluate(el => (el as unknown as PageElement).tagName) === 'SELECT') await field.selectOption(value)
     else await field.fill(value)
   }
 }

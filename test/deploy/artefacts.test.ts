@@ -59,8 +59,8 @@ t.test('the Helm chart lints clean and renders a deployment users expect', async
 })
 
 t.test('the chart refuses what cannot work, and runs one replica on the embedded store with a volume', async t => {
-  await t.rejects(helm('template', 'gh', chart), { stderr: /replicaCount > 1 needs PostgreSQL: set database\.url/ })
-  await t.rejects(helm('template', 'gh', chart, '--set', 'database.url=postgres://db/gh'), { stderr: /needs Redis: set redis\.url/ })
+  await t.rejects(helm('template', 'gh', chart), { code: 1, stderr: /replicaCount > 1 needs PostgreSQL: set database\.url/ })
+  await t.rejects(helm('template', 'gh', chart, '--set', 'database.url=postgres://db/gh'), { code: 1, stderr: /needs Redis: set redis\.url/ })
   const single = docs((await helm('template', 'gh', chart, '--set', 'replicaCount=1,persistence.enabled=true,podDisruptionBudget.enabled=false')).stdout)
   t.same(single.map(kindOf).sort(), ['ConfigMap', 'Deployment', 'PersistentVolumeClaim', 'Service', 'Service'])
   const deployment = single.find(d => kindOf(d) === 'Deployment')!

@@ -63,6 +63,6 @@ t.test('run-local.sh: two instances behind nginx serve what one of them was told
   t.equal(await exited, 0, 'the script stops cleanly')
   t.match(out, /\[run-local\] stopped/)
   for (const port of [ports.nginx, ...ports.gw, ...ports.mgmt]) {
-    await t.rejects(fetch(`http://127.0.0.1:${port}/livez`), undefined, `nothing listens on ${port} any more`)
+    await t.rejects(fetch(`http://127.0.0.1:${port}/livez`), { message: 'fetch failed' }, `nothing listens on ${port} any more`)
   }
 })

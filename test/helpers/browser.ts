@@ -15,6 +15,16 @@ import { PATIENCE_MS } from './wait.js'
 
 interface T { teardown (fn: () => unknown): void }
 
+/**
+ * Globals that `page.evaluate` callbacks read: they run in Chromium, while test/ is type-checked
+ * with Node's globals only (no DOM library). A test file declares the ones it uses, e.g.
+ * `declare const sessionStorage: PageStorage`.
+ */
+export interface PageStorage { readonly length: number, getItem (key: string): string | null }
+export interface PageDocument { body: { innerText: string } }
+/** An element handed to a locator's `evaluate` (playwright types it as the DOM's, absent here). */
+export interface PageElement { readonly tagName: string }
+
 const ROOT = new URL('../../', import.meta.url).pathname
 export const SCREENSHOTS = `${ROOT}docs/console`
 

@@ -5,7 +5,7 @@ import { loadConfig } from '../../src/main/config/config.js'
 import { createGateway, type Gateway, type GatewayOptions } from '../../src/main/gateway/index.js'
 import type { Collection, Proxy } from '../../src/common/types.js'
 import { silentLogger } from './db.js'
-import { mergeUpstream, type UpstreamInput } from '../../src/common/upstream-settings.js'
+import { mergeUpstream, storedUpstream, type UpstreamInput } from '../../src/common/upstream-settings.js'
 
 interface T { teardown (fn: () => unknown): void }
 
@@ -20,9 +20,12 @@ export const GATEWAY_SERVER: 'uws' | 'node' = process.env.GATEWAY_SERVER === 'no
 let seq = 0
 export function collection (over: Partial<Collection> = {}): Collection {
   seq++
+  const upstreamUrl = over.upstream_url ?? 'http://127.0.0.1:9'
   return {
-    id: `c${seq}`, name: `c${seq}`, description: '', base_path: `/c${seq}`, upstream_url: 'http://127.0.0.1:9', status: 'active',
-    headers: [], auth_required: false, cors: null, version: 1, created_at: '', updated_at: '', ...over
+    id: `c${seq}`, name: `c${seq}`, description: '', base_path: `/c${seq}`, upstream_url: upstreamUrl, status: 'active',
+    headers: [], auth_required: false, cors: null, version: 1, created_at: '', updated_at: '',
+    // As the store reads it: a collection given by upstream_url has that one target.
+    upstream: over.upstream ?? storedUpstream(null, upstreamUrl), ...over
   }
 }
 /** A collection whose upstream is these targets with these settings (defaults for the rest). */

@@ -19,7 +19,7 @@ export function reader (res: Response): SseReader {
   let buf = ''
   const frames: Frame[] = []
   // A read that outlives a timed-out call is kept for the next call, so no chunk is lost.
-  let pending: Promise<ReadableStreamReadResult<Uint8Array>> | undefined
+  let pending: ReturnType<typeof body.read> | undefined
   const next = async (timeoutMs = PATIENCE_MS): Promise<Frame | undefined> => {
     const deadline = Date.now() + timeoutMs
     while (frames.length === 0) {

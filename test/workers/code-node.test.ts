@@ -11,7 +11,7 @@ t.test('returns a JSON value computed from $json, $node, $input, $workflow, $exe
   const r = await code(`
     const total = $json['s'].output.list.reduce((a, b) => a + b, 0) * $node['shape'].output.n
     return { total, first: $input.first().output.n, all: $input.all().length, wf: $workflow.id, ex: $execution.id, tpl: '{{ not a template }}' }`)
-  t.equal(r.status, 'success', r.error?.message)
+  t.equal(r.status, 'success', r.error?.message ?? 'the run succeeds')
   t.same(r.response?.body, { total: 12, first: 2, all: 1, wf: 'wf', ex: 'ex-1', tpl: '{{ not a template }}' })
 })
 
@@ -96,7 +96,7 @@ t.test('inside a loop, the loop context is visible', async t => {
     { id: 'c', name: 'sq', type: 'code_node', settings: { code: "return { sq: $json['$item'] * $json['$item'], i: $json['$index'], total: $json['$loop'].total }" } }
   ], [{ id: 'back', source: 'c', target: 'l' }])
   const r = await runWorkflow(task(def))
-  t.equal(r.status, 'success', r.error?.message)
+  t.equal(r.status, 'success', r.error?.message ?? 'the run succeeds')
   t.same(r.response?.body, { items: [{ sq: 9, i: 0, total: 2 }, { sq: 16, i: 1, total: 2 }] })
 })
 

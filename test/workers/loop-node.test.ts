@@ -23,7 +23,7 @@ t.test('the body runs once per item in order with the loop context, then done ge
     { id: 'b2', name: 'tag', type: 'set_node', settings: { values: { tagged: '{{ upper.output.v }}-{{ $json[\'$index\'] }}' } } }
   ], [{ id: 'b12', source: 'b1', target: 'b2' }, { id: 'back', source: 'b2', target: 'l' }])
   const r = await runWorkflow(task(def))
-  t.equal(r.status, 'success', r.error?.message)
+  t.equal(r.status, 'success', r.error?.message ?? 'the run succeeds')
   t.same(r.response?.body, { output: { count: 3, last: { output: { tagged: 'C-2' } } } })
   const loopOut = r.nodes.find(n => n.node_id === 'l')!.output as { items: unknown[] }
   t.same(loopOut.items, [{ output: { tagged: 'A-0' } }, { output: { tagged: 'B-1' } }, { output: { tagged: 'C-2' } }])
@@ -40,7 +40,7 @@ t.test('the body runs once per item in order with the loop context, then done ge
 t.test('an empty source handle is the loop handle; a dead-end body (no edge back) also ends the iteration', async t => {
   const def = loopFlow('{{ src.output.list }}', [{ id: 'b1', name: 'echo', type: 'set_node', settings: { values: { it: "{{ $json['$item'] }}" } } }], [], null)
   const r = await runWorkflow(task(def))
-  t.equal(r.status, 'success', r.error?.message)
+  t.equal(r.status, 'success', r.error?.message ?? 'the run succeeds')
   t.same((r.nodes.find(n => n.node_id === 'l')!.output as any).items, [{ output: { it: 'a' } }, { output: { it: 'b' } }, { output: { it: 'c' } }])
 })
 
@@ -52,7 +52,7 @@ t.test('a condition inside the body: each iteration ends at the branch that ran'
   ], [{ id: 'cy', source: 'c', target: 'yes', sourceHandle: 'true' }, { id: 'cn', source: 'c', target: 'no', sourceHandle: 'false' },
     { id: 'by', source: 'yes', target: 'l' }, { id: 'bn', source: 'no', target: 'l' }])
   const r = await runWorkflow(task(def))
-  t.equal(r.status, 'success', r.error?.message)
+  t.equal(r.status, 'success', r.error?.message ?? 'the run succeeds')
   t.same((r.nodes.find(n => n.node_id === 'l')!.output as any).items, [{ output: { miss: 'a' } }, { output: { hit: 'b' } }, { output: { miss: 'c' } }])
 })
 
@@ -69,7 +69,7 @@ t.test('nested loops: the inner loop sees its own item, the outer item stays rea
       { id: '5', source: 'dbl', target: 'inner' }, { id: '6', source: 'inner', target: 'row', sourceHandle: 'done' }, { id: '7', source: 'row', target: 'outer' }]
   }
   const r = await runWorkflow(task(def))
-  t.equal(r.status, 'success', r.error?.message)
+  t.equal(r.status, 'success', r.error?.message ?? 'the run succeeds')
   t.same(r.response?.body, { items: [{ output: { cells: 2 } }, { output: { cells: 1 } }] })
   t.same(r.nodes.filter(n => n.node_id === 'dbl').map(n => (n.output as any).output.v), [2, 4, 6])
 })
@@ -95,7 +95,7 @@ t.test('a long loop of synchronous nodes still stops at the run deadline', async
     { id: 'b', name: 'spin', type: 'code_node', settings: { code: 'let x = 0; for (let i = 0; i < 1e5; i++) x += i; return x' } }
   ], [{ id: 'back', source: 'b', target: 'l' }])
   const r = await runWorkflow(task(def, { trigger_output: { many: Array.from({ length: 10_000 }, (_, i) => i) }, deadline: Date.now() + 1500 }))
-  t.equal(r.status, 'timeout', r.error?.message)
+  t.equal(r.status, 'timeout', r.error?.message ?? 'the run times out')
   t.ok(r.nodes.filter(n => n.node_id === 'b').length < 10_000, 'stopped part-way')
 })
 

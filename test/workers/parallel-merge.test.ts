@@ -20,9 +20,9 @@ const fanOut = (branches: number, edges = branches): WorkflowDefinition => ({
     { id: 'r', name: 'reply', type: 'response_node', settings: { status: 200, body: { type: 'json', content: '{{ join.output }}' } } }
   ] as WorkflowDefinition['nodes']).filter(n => !['slow', 'fast', 'third'].includes(n.id) || ['slow', 'fast', 'third'].slice(0, edges).includes(n.id)),
   edges: [
-    { source: 't', target: 'p' },
-    ...['slow', 'fast', 'third'].slice(0, edges).flatMap(b => [{ source: 'p', target: b }, { source: b, target: 'm' }]),
-    { source: 'm', target: 'r' }
+    { id: 'e-t', source: 't', target: 'p' },
+    ...['slow', 'fast', 'third'].slice(0, edges).flatMap(b => [{ id: `e-p-${b}`, source: 'p', target: b }, { id: `e-${b}-m`, source: b, target: 'm' }]),
+    { id: 'e-m', source: 'm', target: 'r' }
   ]
 })
 
@@ -56,9 +56,9 @@ t.test('a merge after both handles of a condition joins the branch that ran', as
       { id: 'm', name: 'join', type: 'merge_node', settings: {} }
     ],
     edges: [
-      { source: 't', target: 'c' },
-      { source: 'c', target: 'y', sourceHandle: 'true' }, { source: 'c', target: 'n', sourceHandle: 'false' },
-      { source: 'y', target: 'm' }, { source: 'n', target: 'm' }
+      { id: 'e-t', source: 't', target: 'c' },
+      { id: 'e-c-y', source: 'c', target: 'y', sourceHandle: 'true' }, { id: 'e-c-n', source: 'c', target: 'n', sourceHandle: 'false' },
+      { id: 'e-y-m', source: 'y', target: 'm' }, { id: 'e-n-m', source: 'n', target: 'm' }
     ]
   }
   for (const [n, size] of [[5, 'big'], [1, 'small']] as const) {

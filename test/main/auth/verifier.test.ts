@@ -55,8 +55,8 @@ t.test('OIDC discovery: issuer, audience, exp, algorithms, roles', async t => {
   await refused(await idp.sign({}, { aud: 'gatehouse', alg: 'HS256', key: hs }), /algorithm|not valid/, 'HS256 refused')
   const other = await generateKeyPair('RS256')
   await refused(await idp.sign({}, { aud: 'gatehouse', key: other.privateKey }), /signed by a key the issuer's JWKS does not list/, 'unknown key')
-  await t.rejects(auth.verify(undefined), { status: 401 }, 'missing header')
-  await t.rejects(auth.verify('Basic abc'), { status: 401 }, 'not a bearer token')
+  await t.rejects(auth.verify(undefined), { status: 401, code: 'unauthorized' }, 'missing header')
+  await t.rejects(auth.verify('Basic abc'), { status: 401, code: 'unauthorized' }, 'not a bearer token')
   const none = `${Buffer.from('{"alg":"none"}').toString('base64url')}.${Buffer.from(JSON.stringify({ sub: 'x', iss: idp.issuer, aud: 'gatehouse', exp: 9999999999 })).toString('base64url')}.`
   await refused(none, /algorithm|not valid/, 'alg none refused')
   const noRole = await idp.sign({ realm_access: { roles: ['superuser'] } }, { aud: 'gatehouse' })

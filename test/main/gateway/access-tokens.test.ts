@@ -1,7 +1,7 @@
 /** jwt and oidc profiles in depth: a real OIDC issuer on loopback (discovery and JWKS), clock skew, rotation. */
 import http from 'node:http'
 import type { AddressInfo } from 'node:net'
-import { exportJWK, generateKeyPair, SignJWT } from 'jose'
+import { exportJWK, generateKeyPair, SignJWT, type CryptoKey } from 'jose'
 import t from 'tap'
 import { createMemoryLimiter } from '../../../src/main/cache/memory-limiter.js'
 import { hashApiKey, type ProfileSnapshot } from '../../../src/main/access/profile-auth.js'

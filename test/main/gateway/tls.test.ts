@@ -89,7 +89,7 @@ t.test('TLS listener: client certificates for mtls profiles, other profiles and 
   t.equal(r.status, 200, 'a chunked body is relayed')
   t.equal(r.body.body.length, 100_000)
   // Refusals before the body is read reach the client intact, announced or chunked.
-  for (const headers of [{}, { 'transfer-encoding': 'chunked' }]) {
+  for (const headers of [{}, { 'transfer-encoding': 'chunked' }] as Array<Record<string, string>>) {
     r = await tls('/open/small', { method: 'POST', body: 'y'.repeat(300_000), headers })
     t.equal(r.status, 413, `a body over the proxy's limit (${Object.keys(headers).length > 0 ? 'chunked' : 'announced'})`)
     t.equal(r.body.error.code, 'payload_too_large')

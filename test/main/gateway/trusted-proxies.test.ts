@@ -46,7 +46,7 @@ t.test('behind a trusted proxy: the client address, host and scheme from the pro
 })
 
 t.test('the setting is checked at start, and hops are parsed as proxies write them', async t => {
-  t.throws(() => loadConfig({ TRUSTED_PROXIES: '10.0.0.0/8,nonsense' }), { lines: [/TRUSTED_PROXIES=.*'nonsense' is not an IP address or CIDR/] })
+  t.throws(() => loadConfig({ TRUSTED_PROXIES: '10.0.0.0/8,nonsense' }), { message: /TRUSTED_PROXIES=/, lines: [/TRUSTED_PROXIES=.*'nonsense' is not an IP address or CIDR/] })
   try { loadConfig({ TRUSTED_PROXIES: '10.0.0.0/33' }) } catch (err) { t.match((err as ConfigError).lines[0], /TRUSTED_PROXIES=.*'10\.0\.0\.0\/33' is not an IP address or CIDR/) }
   const tp = createTrustedProxies(parseTrustedProxies(['127.0.0.1', '::1', 'fd00::/8']))
   t.equal(tp.clientAddress('::1', '2001:db8::7, fd00::1'), '2001:db8::7', 'IPv6 hops and ranges')

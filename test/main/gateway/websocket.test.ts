@@ -3,7 +3,7 @@
  * ways, the same access checks as any call, a backend closing mid-stream, the client closing,
  * and the request log's record with the session's duration.
  */
-import t from 'tap'
+import t, { type Test } from 'tap'
 import { createRequire } from 'node:module'
 import WebSocket from 'ws'
 import { balancedCollection, collection, proxy, startGateway } from '../../helpers/gateway.js'
@@ -15,7 +15,7 @@ const uWS = createRequire(import.meta.url)('uWebSockets.js')
 interface WsBackend { url: string, closes: Array<{ code: number, reason: string }>, opened: number, headers: Array<Record<string, string>>, flood?: () => boolean, heldBack: number }
 
 /** A uWS WebSocket backend: echoes; "close-me" makes it close with 4001; "cut-me" cuts the TCP connection after two messages. */
-async function startWsBackend (t: Tap.Test, host: string): Promise<WsBackend> {
+async function startWsBackend (t: Test, host: string): Promise<WsBackend> {
   const b: WsBackend = { url: '', closes: [], opened: 0, headers: [], heldBack: 0 }
   const app = uWS.App()
   app.ws('/*', {

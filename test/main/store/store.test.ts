@@ -33,15 +33,15 @@ for (const kind of STORE_KINDS) {
       const up = await updateCollection(store, made[0].id, { name: 'renamed', headers: [{ name: 'x-a', value: '1' }] })
       t.equal(up.version, 2)
       t.same(up.headers, [{ name: 'x-a', value: '1' }])
-      await t.rejects(updateCollection(store, made[0].id, { name: 'stale' }, 1), { status: 412 })
-      await t.rejects(updateCollection(store, made[1].id, { base_path: '/c2' }), { status: 409, message: /already used by collection 'c2'/ })
+      await t.rejects(updateCollection(store, made[0].id, { name: 'stale' }, 1), { status: 412, code: 'precondition_failed' })
+      await t.rejects(updateCollection(store, made[1].id, { base_path: '/c2' }), { status: 409, code: 'conflict', message: /already used by collection 'c2'/ })
       await deleteCollection(store, made[4].id)
-      await t.rejects(getCollection(store, made[4].id), { status: 404 })
+      await t.rejects(getCollection(store, made[4].id), { status: 404, code: 'not_found' })
     })
 
     t.test('duplicate base path is a conflict and changes nothing', async t => {
       const before = await configVersion(store)
-      await t.rejects(createCollection(store, { ...coll(0), name: 'again' }), { status: 409 })
+      await t.rejects(createCollection(store, { ...coll(0), name: 'again' }), { status: 409, code: 'conflict' })
       t.equal(await configVersion(store), before)
     })
 
@@ -51,7 +51,7 @@ for (const kind of STORE_KINDS) {
       t.equal(p.status, 'draft')
       t.type(p.workflow_id, 'string')
       await t.rejects(createProxy(store, { collection_id: c.id, name: 'other', methods: ['GET', 'POST'], path: '/users/{name}', target_path: '/x' }),
-        { status: 409, message: /already served by proxy 'get-user'/ })
+        { status: 409, code: 'conflict', message: /already served by proxy 'get-user'/ })
       const post = await createProxy(store, { collection_id: c.id, name: 'post-user', methods: ['POST'], path: '/users/{name}', target_path: '/x' })
       t.ok(post.id)
       const copy = await duplicateProxy(store, p.id, {})
@@ -59,7 +59,7 @@ for (const kind of STORE_KINDS) {
       t.equal(copy.path, p.path)
       t.not(copy.workflow_id, p.workflow_id)
       await updateProxy(store, copy.id, { description: 'a copy' })
-      await t.rejects(updateProxy(store, copy.id, { status: 'published' }), { status: 409 })
+      await t.rejects(updateProxy(store, copy.id, { status: 'published' }), { status: 409, code: 'conflict' })
       await updateProxy(store, p.id, { status: 'published' })
       let snap = await loadRoutingSnapshot(store)
       t.ok(snap.proxies.some(x => x.id === p.id))
@@ -73,7 +73,7 @@ for (const kind of STORE_KINDS) {
       t.ok(dup.proxies.every(x => x.status === 'draft'))
       t.equal((await listProxies(store, { limit: 50 }, { collection_id: dup.collection.id })).items.length, 3)
       await deleteCollection(store, c.id)
-      await t.rejects(getProxy(store, p.id), { status: 404 }, 'deleting a collection deletes its proxies')
+      await t.rejects(getProxy(store, p.id), { status: 404, code: 'not_found' }, 'deleting a collection deletes its proxies')
     })
 
     t.test('the changes after a version name what changed; a long gap reads everything', async t => {
@@ -105,7 +105,7 @@ for (const kind of STORE_KINDS) {
         await q.query("INSERT INTO collections (id, name, base_path, upstream_url) VALUES ('tx-1', 'tx', '/tx', 'http://x')")
         throw new Error('boom')
       }), /boom/)
-      await t.rejects(getCollection(store, 'tx-1'), { status: 404 })
+      await t.rejects(getCollection(store, 'tx-1'), { status: 404, code: 'not_found' })
     })
   })
 }

@@ -75,12 +75,12 @@ for (const kind of STORE_KINDS) {
     // replay: the stored trigger output through the current definition, a new record
     await w.api('PUT', `/proxies/${p.id as string}/workflow`, { workflow: flow({ status: 201, body: { again: '{{shape.output.id}}' } }, { save_on_success: true }) })
     t.equal((await w.api('POST', `${ex}/${rec.id as string}/replay`, undefined, 'viewer')).status, 403)
-    r = await w.api('POST', `${ex}/${rec.id as string}/replay`)
-    t.equal(r.status, 200)
-    t.match(r.body, { mode: 'replay', replay_of: rec.id, status: 'success', persisted: true, workflow_version: 4, response: { status: 201, body: { again: '7' } } })
-    t.same(r.body.trigger_output, rec.trigger_output)
-    t.not(r.body.id, rec.id)
-    t.equal((await w.api('GET', `${ex}/${r.body.id as string}`, undefined, 'viewer')).status, 200, 'the replay is stored before it is answered')
+    const replay = await w.api('POST', `${ex}/${rec.id as string}/replay`)
+    t.equal(replay.status, 200)
+    t.match(replay.body, { mode: 'replay', replay_of: rec.id, status: 'success', persisted: true, workflow_version: 4, response: { status: 201, body: { again: '7' } } })
+    t.same(replay.body.trigger_output, rec.trigger_output)
+    t.not(replay.body.id, rec.id)
+    t.equal((await w.api('GET', `${ex}/${replay.body.id as string}`, undefined, 'viewer')).status, 200, 'the replay is stored before it is answered')
     t.equal((await w.api('POST', `${ex}/nope/replay`)).status, 404)
 
     // retention: the newest EXECUTIONS_PER_WORKFLOW records are kept

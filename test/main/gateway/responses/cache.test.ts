@@ -1,6 +1,6 @@
 import http from 'node:http'
 import zlib from 'node:zlib'
-import t from 'tap'
+import t, { type Test } from 'tap'
 import type { ProfileSnapshot } from '../../../../src/main/access/profile-auth.js'
 import { createMemoryLimiter } from '../../../../src/main/cache/memory-limiter.js'
 import { profile, startAccessGateway } from '../../../helpers/access.js'
@@ -13,7 +13,7 @@ const call = async (url: string, init: RequestInit = {}) => {
 const sleep = async (ms: number) => await new Promise(resolve => setTimeout(resolve, ms))
 
 /** A backend that numbers its answers, so a test can tell a cached answer from a fresh one. */
-async function numbered (t: Parameters<Parameters<typeof t.test>[1]>[0], delayMs = 0) {
+async function numbered (t: Test, delayMs = 0) {
   let n = 0
   return await startBackend(t, (req, res) => {
     const u = new URL(req.url!, 'http://x')

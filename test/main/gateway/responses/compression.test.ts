@@ -2,9 +2,12 @@ import { execFile } from 'node:child_process'
 import { promisify } from 'node:util'
 import http from 'node:http'
 import zlib from 'node:zlib'
-import t from 'tap'
+import t, { type Test } from 'tap'
 import { collection, proxy, startBackend, startGateway } from '../../../helpers/gateway.js'
-import { launchBrowser } from '../../../helpers/browser.js'
+import { launchBrowser, type PageDocument } from '../../../helpers/browser.js'
+
+// Read inside page.evaluate, in the browser.
+declare const document: PageDocument
 
 /** A GET without any decoding: status, headers and the raw bytes. */
 async function raw (url: string, headers: Record<string, string> = {}): Promise<{ status: number, headers: http.IncomingHttpHeaders, body: Buffer }> {
@@ -23,7 +26,7 @@ const decode = (r: { headers: http.IncomingHttpHeaders, body: Buffer }): string 
 const items = JSON.stringify({ items: Array.from({ length: 400 }, (_, i) => ({ id: i, name: `item ${i}`, tags: ['a', 'b'] })) })
 const big = JSON.stringify({ items: Array.from({ length: 30_000 }, (_, i) => ({ id: i, name: `item ${i}`, price: i * 3 })) })
 
-async function setup (t: Parameters<Parameters<typeof t.test>[1]>[0], conf: Record<string, string> = {}) {
+async function setup (t: Test, conf: Record<string, string> = {}) {
   const backend = await startBackend(t, (req, res) => {
     const u = req.url!
     if (u === '/small') res.writeHead(200, { 'content-type': 'application/json' }).end('{"ok":true}')

@@ -3,14 +3,14 @@
  * robin, least connections, consistent hashing (stable keys; removing a target moves only its
  * share), and a host name's addresses followed as its answer changes.
  */
-import t from 'tap'
+import t, { type Test } from 'tap'
 import { balancedCollection, proxy, startGateway } from '../../../helpers/gateway.js'
 import { countBy, load, startBackend } from '../../../helpers/backends.js'
 
 // Distribution and counts are the point here: a loaded host must not shed requests (503) in the middle.
 const NO_SHED = { SHED_EVENT_LOOP_DELAY_MS: '0' }
 
-const within = (t: Tap.Test, share: number, want: number, tol: number, what: string) =>
+const within = (t: Test, share: number, want: number, tol: number, what: string) =>
   t.ok(Math.abs(share - want) <= tol, `${what}: ${(share * 100).toFixed(1)} % (want ${(want * 100).toFixed(0)} ± ${(tol * 100).toFixed(0)} %)`)
 
 t.test('round robin: weights hold over thousands of requests and interleave', async t => {
