@@ -55,6 +55,7 @@ function operationOf (route: Route): Record<string, unknown> {
     ...(parameters.length > 0 ? { parameters } : {})
   }
   if (route.opts.body !== undefined) op.requestBody = { required: false, content: { 'application/json': { schema: route.opts.body } } }
+  else if (info?.rawTypes !== undefined) op.requestBody = { required: true, content: Object.fromEntries(Object.entries(info.rawTypes).map(([type, schema]) => [type, { schema }])) }
   else if (route.opts.raw === true) {
     op.requestBody = { required: true, content: { 'application/json': { schema: { type: 'object' } }, ...(info?.rawArg?.name === 'file' ? { 'multipart/form-data': { schema: { type: 'object', properties: { file: { type: 'string', format: 'binary' } } } } } : {}) } }
   }
@@ -67,7 +68,8 @@ function operationOf (route: Route): Record<string, unknown> {
     ...(route.opts.body !== undefined || route.opts.raw === true || route.method === 'GET' ? { 400: errorResponse('Invalid input; details list every problem.') } : {}),
     401: errorResponse('Missing, invalid or expired token.'),
     403: errorResponse(`Needs the ${role} role.`),
-    ...(route.segments.some(s => s.startsWith(':')) ? { 404: errorResponse('Not found.') } : {})
+    ...(route.segments.some(s => s.startsWith(':')) ? { 404: errorResponse('Not found.') } : {}),
+    ...Object.fromEntries(Object.entries(info?.errors ?? {}).map(([code, what]) => [code, errorResponse(what)]))
   }
   return op
 }

@@ -18,6 +18,10 @@ export interface OperationInfo {
   streaming?: boolean
   /** The route takes its body unparsed; over MCP it is this argument, sent as JSON. */
   rawArg?: { name: string, description: string }
+  /** The raw body's media types with their schemas, for the OpenAPI document (default: a JSON object). */
+  rawTypes?: Record<string, Record<string, unknown>>
+  /** Error statuses the operation answers besides 400, 401, 403 and 404, each with what it means (OpenAPI). */
+  errors?: Record<string, string>
   /** Reads nothing and changes nothing outside the gateway (an MCP client may call it freely). */
   readOnly?: boolean
   /** Removes something. */
@@ -56,6 +60,19 @@ export const OPERATIONS: Record<string, OperationInfo> = {
   'PUT /api/v1/collections/:id/status': { name: 'set_collection_status', description: "Set a collection 'active' or 'disabled' (without status: toggle). A disabled collection serves none of its proxies." },
   'POST /api/v1/collections/:id/duplicate': { name: 'duplicate_collection', description: 'Copy a collection with all its proxies (the copies are drafts). Give a new base_path unless the copy should get a generated one.' },
   'GET /api/v1/config': { name: 'dump_config', readOnly: true, category: 'collections', description: 'The whole gateway configuration as one file (format_version 1): collections with proxies and workflows, policies, clients with profiles, credentials; keyed by names, no ids, no secrets (credential secrets as ${ENV} references). For review, diffs and keeping the gateway in git.' },
+  'POST /api/v1/config/apply': {
+    name: 'apply_config',
+    category: 'collections',
+    destructive: true,
+    query: {
+      dry_run: { type: 'boolean', description: 'Only answer what would change; change nothing.' },
+      prune: { type: 'boolean', description: 'Also delete the resources the file does not name (default: they stay).' }
+    },
+    rawArg: { name: 'file', description: 'The configuration file (the object dump_config returns, edited), with credential secrets as values, not ${ENV} references.' },
+    rawTypes: { 'application/json': { $ref: '/api/v1/config/schema.json' }, 'application/yaml': { $ref: '/api/v1/config/schema.json' } },
+    errors: { 409: 'CONFIG_FILE is set: the configuration comes from that file.', 412: 'If-Match names another configuration version: the configuration changed since it was read.', 415: 'The body is neither JSON nor YAML.' },
+    description: 'Make the whole gateway match a configuration file in one transaction: creates and updates collections, proxies with workflows, policies, clients with profiles and credentials (by their keys); with prune also deletes what the file does not name. All or nothing: an invalid file changes nothing and the error lists every problem with its path in the file. Answers {changes: [{kind, key, action}], applied, version}. Call with dry_run first to review the changes.'
+  },
   'GET /api/v1/collections/export': { name: 'export_collections', readOnly: true, query: { ids: text('Comma-separated collection ids; all collections when absent.') }, description: 'Export collections with their proxies and workflows as one Gatehouse file (re-importable with import_collections).' },
   'GET /api/v1/collections/:id/export': { name: 'export_collection', readOnly: true, description: 'Export one collection with its proxies and workflows as a Gatehouse file.' },
   'GET /api/v1/collections/:id/openapi': {

@@ -21,7 +21,7 @@ export function toCollection (r: any): Collection {
     description: r.description,
     base_path: r.base_path,
     // The shorthand is shown only when it says everything about the targets.
-    ...(upstream.targets.length === 1 ? { upstream_url: upstream.targets[0].url } : {}),
+    ...(upstream.targets.length === 1 ? { upstream_url: upstream.targets[0]!.url } : {}),
     upstream,
     status: r.status,
     headers: json(r.headers),
@@ -45,7 +45,7 @@ export async function listCollections (q: Queryable, pq: PageQuery): Promise<Pag
 
 async function assertBasePathFree (q: Queryable, basePath: string, exceptId?: string): Promise<void> {
   const { rows } = await q.query<{ id: string, name: string }>('SELECT id, name FROM collections WHERE base_path = $1 AND id <> $2', [basePath, exceptId ?? ''])
-  if (rows.length > 0) throw basePathTaken(basePath, rows[0].name)
+  if (rows[0] !== undefined) throw basePathTaken(basePath, rows[0].name)
 }
 
 const basePathTaken = (basePath: string, other: string) =>
@@ -58,7 +58,7 @@ export async function insertCollection (q: Queryable, input: CollectionInput): P
     const { rows } = await q.query(
       `INSERT INTO collections (id, name, description, base_path, upstream_url, upstream, status, headers, auth_required, cors)
        VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10) RETURNING *`,
-      [randomUUID(), input.name, input.description ?? '', input.base_path, input.upstream.targets[0].url, JSON.stringify(input.upstream),
+      [randomUUID(), input.name, input.description ?? '', input.base_path, input.upstream.targets[0]?.url ?? '', JSON.stringify(input.upstream),
         input.status ?? 'active', JSON.stringify(input.headers ?? []), input.auth_required ?? true, input.cors == null ? null : JSON.stringify(input.cors)])
     return toCollection(rows[0])
   } catch (err) {
@@ -92,25 +92,31 @@ export async function updateCollection (store: Store, id: string, patch: Collect
     if (opts.derive !== undefined) patch = { ...patch, ...opts.derive(current) }
     if (opts.toggle !== undefined && patch.status === undefined) patch = { ...patch, status: current.status === opts.toggle[0] ? opts.toggle[1] : opts.toggle[0] }
     if (patch.base_path !== undefined && patch.base_path !== current.base_path) await assertBasePathFree(q, patch.base_path, id)
-    const sets: string[] = []
-    const params: unknown[] = [id]
-    for (const f of FIELDS) {
-      if (patch[f] === undefined) continue
-      params.push(JSON_FIELDS.has(f) ? (patch[f] === null ? null : JSON.stringify(patch[f])) : patch[f])
-      sets.push(`${f} = $${params.length}`)
-    }
-    // upstream_url stays the first target's URL (what rows from before upstreams hold).
-    if (patch.upstream !== undefined) { params.push(patch.upstream.targets[0].url); sets.push(`upstream_url = $${params.length}`) }
     try {
-      const { rows } = await q.query(
-        `UPDATE collections SET ${[...sets, 'version = version + 1', 'updated_at = now()'].join(', ')} WHERE id = $1 RETURNING *`, params)
+      const c = await setCollectionFields(q, id, patch)
       await bumpConfigVersion(q, 'collection', id)
-      return toCollection(rows[0])
+      return c
     } catch (err) {
       if (isUniqueViolation(err)) throw basePathTaken(String(patch.base_path), 'another collection')
       throw err
     }
   })
+}
+
+/** Writes the fields `patch` gives (in the caller's transaction; no version bump, no checks). */
+export async function setCollectionFields (q: Queryable, id: string, patch: CollectionPatch): Promise<Collection> {
+  const sets: string[] = []
+  const params: unknown[] = [id]
+  for (const f of FIELDS) {
+    if (patch[f] === undefined) continue
+    params.push(JSON_FIELDS.has(f) ? (patch[f] === null ? null : JSON.stringify(patch[f])) : patch[f])
+    sets.push(`${f} = $${params.length}`)
+  }
+  // upstream_url stays the first target's URL (what rows from before upstreams hold).
+  if (patch.upstream !== undefined) { params.push(patch.upstream.targets[0]?.url ?? ''); sets.push(`upstream_url = $${params.length}`) }
+  const { rows } = await q.query(
+    `UPDATE collections SET ${[...sets, 'version = version + 1', 'updated_at = now()'].join(', ')} WHERE id = $1 RETURNING *`, params)
+  return toCollection(rows[0])
 }
 
 async function lockCollection (q: Queryable, id: string): Promise<Collection> {

@@ -1,6 +1,7 @@
 import type { Collection, Proxy } from '../../common/types.js'
 import { toCollection } from './collections.js'
 import { toProxy } from './proxies.js'
+import { ALL_CHANGED } from './config-apply.js'
 import { configVersion } from './rows.js'
 import type { Queryable, Store } from './types.js'
 
@@ -68,6 +69,8 @@ export async function loadRoutingChanges (store: Store, since: number): Promise<
     const cIds = new Set<string>()
     const pIds = new Set<string>()
     let access = false
+    // A configuration file applied (store/config-apply.ts): anything may have changed.
+    if (rows.some(r => r.kind === ALL_CHANGED)) return await snapshot(q, version)
     for (const r of rows) {
       if (r.kind === 'collection') cIds.add(r.ref)
       else if (r.kind === 'proxy') pIds.add(r.ref)

@@ -32,7 +32,7 @@ export function fieldOf (pointer: string): string {
 const join = (field: string, name: string): string => field === '' ? name : name.startsWith('[') ? field + name : `${field}.${name}`
 
 /** Ajv errors as problems; `prefix` names what was checked (`config`), else the root is `(body)`. */
-export function ajvDetails (errors: ErrorObject[] | null | undefined, prefix = ''): ErrorDetail[] {
+export function ajvDetails (errors: ErrorObject[] | null | undefined, prefix = '', max = MAX_DETAILS): ErrorDetail[] {
   const out: ErrorDetail[] = []
   const seen = new Set<string>()
   for (const e of errors ?? []) {
@@ -57,7 +57,7 @@ export function ajvDetails (errors: ErrorObject[] | null | undefined, prefix = '
     if (seen.has(key)) continue
     seen.add(key)
     out.push({ field, message })
-    if (out.length === MAX_DETAILS) break
+    if (out.length === max) break
   }
   return out
 }
