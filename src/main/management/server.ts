@@ -16,7 +16,7 @@ import { parseJson, readBody } from './http-body.js'
 import { collectionRoutes } from './collections-routes.js'
 import { mountOperations } from './operation-routes.js'
 import { createOperationDeps } from '../operations/effects.js'
-import { registerProxyRoutes } from './proxies-routes.js'
+import { proxyRoutes } from './proxies-routes.js'
 import { registerWorkflowRoutes } from './workflow-routes.js'
 import { registerImportExportRoutes } from './import-export-routes.js'
 import { registerThreadRoutes } from './threads-routes.js'
@@ -105,7 +105,7 @@ export function createManagementServer (deps: ManagementDeps): ManagementServer 
   registerImportExportRoutes(router, deps)
   const operations = createOperationDeps(deps)
   mountOperations(router, operations, collectionRoutes)
-  registerProxyRoutes(router, deps)
+  mountOperations(router, operations, proxyRoutes)
   registerWorkflowRoutes(router, deps)
   registerThreadRoutes(router, deps)
   registerCredentialRoutes(router, deps)
