@@ -11,7 +11,7 @@ import type { AccessGate } from '../access/gate.js'
 import type { Config } from '../config/config.js'
 import type { AccessFields, Logger } from '../logger.js'
 import type { RequestRecord } from '../observability/types.js'
-import type { AcceptUpgrade, GatewayRequest, GatewayResponse } from './http/types.js'
+import type { AcceptUpgrade, GatewayRequest, GatewayResponse, TakeConnection } from './http/types.js'
 import { endRequestSpans } from '../observability/tracing/gateway-spans.js'
 import { KIND, type Span } from '../observability/tracing/span.js'
 import type { Tracer } from '../observability/tracing/tracer.js'
@@ -153,6 +153,8 @@ export class GatewayExchange {
   target: string | null = null
   /** Set on an `Upgrade: websocket` request: accepts it once the backend has (websocket/relay.ts). */
   accept: AcceptUpgrade | null = null
+  /** The node layer's counterpart of `accept`: takes the client's connection to relay its bytes (websocket/tunnel.ts). */
+  take: TakeConnection | null = null
   upstreamStart = 0
   bytesIn = 0
   bytesOut = 0

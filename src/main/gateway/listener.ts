@@ -99,9 +99,10 @@ export function createGateway (opts: GatewayOptions): Gateway {
   }
   app.any('/*', (res, req) => { handleRequest(new GatewayExchange(ctx, res, req)) })
   // Upgrade requests run the same stages; proceed() relays them when the proxy has websocket: true.
-  app.upgrade('/*', (res, req, accept) => {
+  app.upgrade('/*', (res, req, accept, take) => {
     const x = new GatewayExchange(ctx, res, req)
     x.accept = accept
+    x.take = take
     handleRequest(x)
   })
 
@@ -200,7 +201,7 @@ function proceed (x: GatewayExchange, body: Buffer | null): boolean {
     q = r.query
   }
   // A WebSocket handshake on a proxy that relays them; on any other proxy it is a plain request.
-  if (x.accept !== null && route.websocket) relayWebSocket(x, q)
+  if ((x.accept !== null || x.take !== null) && route.websocket) relayWebSocket(x, q)
   else if (route.cache !== null) serveCached(x, route.cache, q, () => { origin(x, q, body) })
   else origin(x, q, body)
   return true

@@ -1,7 +1,7 @@
 /**
  * WebSocket proxying through the gateway to a real uWebSockets.js backend on 127.0.0.2: echo both
- * ways, the same access checks as any call, a backend closing mid-stream, the client closing,
- * and the request log's record with the session's duration.
+ * ways, the same access checks as any call, a backend refusing the handshake, a backend closing
+ * mid-stream, the client closing, and the request log's record with the session's duration.
  */
 import t, { type Test } from 'tap'
 import { createRequire } from 'node:module'
@@ -25,6 +25,7 @@ async function startWsBackend (t: Test, host: string): Promise<WsBackend> {
       const headers: Record<string, string> = {}
       req.forEach((k: string, v: string) => { headers[k] = v })
       b.headers.push({ ...headers, url: req.getUrl(), query: req.getQuery() })
+      if (req.getUrl().startsWith('/refuse')) { res.writeStatus('403 Forbidden').writeHeader('content-type', 'application/json').end('{"why":"closed room"}'); return }
       res.upgrade({}, headers['sec-websocket-key'], headers['sec-websocket-protocol'] ?? '', headers['sec-websocket-extensions'] ?? '', context)
     },
     open: () => { b.opened++ },
@@ -59,7 +60,11 @@ function open (url: string, opts: Record<string, unknown> = {}): Promise<{ ws: W
     const closed = new Promise<{ code: number, reason: string }>(done => ws.on('close', (code, reason) => done({ code, reason: reason.toString() })))
     ws.on('message', (data, isBinary) => messages.push(isBinary ? data as Buffer : data.toString()))
     ws.once('open', () => resolve({ ws, messages, closed }))
-    ws.once('unexpected-response', (req, res) => reject(Object.assign(new Error(`status ${res.statusCode}`), { status: res.statusCode })))
+    ws.once('unexpected-response', (req, res) => {
+      let body = ''
+      res.on('data', (c: Buffer) => { body += c.toString() })
+      res.on('end', () => reject(Object.assign(new Error(`status ${res.statusCode}`), { status: res.statusCode, body })))
+    })
     ws.once('error', reject)
   })
 }
@@ -73,9 +78,10 @@ t.test('WebSocket relay', async t => {
   const guarded = collection({ upstream_url: backend.url, auth_required: true })
   const balanced = balancedCollection([{ url: backend.url }, { url: backend.url.replace('127.0.0.2', '127.0.0.3') }], { health_checks: { passive: null } }, { auth_required: false })
   const chat = proxy(open1, { path: '/chat/{room}', target_path: '/rooms/{room}', websocket: true })
+  const refusing = proxy(open1, { path: '/chat/refuse', target_path: '/refuse', websocket: true })
   const http = await startBackend(t, '127.0.0.4', 'http')
   const plain = collection({ upstream_url: http.url, auth_required: false })
-  gateway.setRoutes([open1, guarded, balanced, plain], [chat, proxy(guarded, { path: '/chat', websocket: true }), proxy(balanced, { path: '/room', websocket: true }), proxy(plain, { path: '/plain' })])
+  gateway.setRoutes([open1, guarded, balanced, plain], [chat, refusing, proxy(guarded, { path: '/chat', websocket: true }), proxy(balanced, { path: '/room', websocket: true }), proxy(plain, { path: '/plain' })])
   const base = `ws://127.0.0.1:${port}`
 
   t.test('messages both ways, text and binary', async t => {
@@ -128,6 +134,12 @@ t.test('WebSocket relay', async t => {
   t.test('the same access checks: no credentials, no upgrade', async t => {
     const err = await open(`${base}${guarded.base_path}/chat`).then(() => null, (e: { status?: number }) => e)
     t.equal(err?.status, 401)
+  })
+
+  t.test("a backend refusing the upgrade: the client gets the backend's answer", async t => {
+    const err = await open(`${base}${open1.base_path}/chat/refuse`).then(() => null, (e: { status?: number, body?: string }) => e)
+    t.equal(err?.status, 403)
+    t.equal(err?.body, '{"why":"closed room"}')
   })
 
   t.test('a balanced upstream: a handshake that cannot reach a target goes to another', async t => {

@@ -7,6 +7,7 @@
  *                                    │ HTTP/1.x: one request at a time per connection (pipelined ones wait;
  *                                    │ after an answer that closes, they are dropped unanswered)
  *                                    └─> route (exact, /prefix/*, catch-all) ─> handler(NodeResponse, NodeRequest)
+ *   socket ─> llhttp ─> 'upgrade' (Upgrade: websocket) ─> upgrade route ─> handler(NodeResponse on the socket, NodeRequest, take)
  *
  * What Node's parser refuses never reaches a handler: a head over MAX_HEADER_BYTES gets 431, a
  * malformed request 400 (or 408 when the head is too slow), each with a JSON error and the
@@ -21,7 +22,7 @@ import { errorBody, headersTooLarge, badRequest, AppError } from '../../../commo
 import type { Logger } from '../../logger.js'
 import { certFingerprint, hopValue, TLS_HOP_HEADER } from '../tls-listener.js'
 import { NodeRequest, NodeResponse, peerAddress, type NodeReq, type NodeRes } from './node-exchange.js'
-import { portTaken, type HttpHandler, type HttpLayer, type Route } from './types.js'
+import { portTaken, type HttpHandler, type HttpLayer, type Route, type UpgradeHandler } from './types.js'
 
 /** Bytes of a request head (as uWS's UWS_HTTP_MAX_HEADERS_SIZE, which the service sets to 16 KiB). */
 export const MAX_HEADER_BYTES = 16384
@@ -36,39 +37,46 @@ export interface NodeLayerOptions {
 
 export interface TlsOptions { cert: string, key: string, ca: string, host: string, port: number }
 
-interface Methods { get: HttpHandler | null, any: HttpHandler | null }
+interface Methods { get: HttpHandler | null, any: HttpHandler | null, upgrade: UpgradeHandler | null }
+type Pick = (m: Methods) => HttpHandler | UpgradeHandler | null
 interface Conn { busy: boolean, closing: boolean, queue: Array<[NodeReq, NodeRes]> }
 const CONN = Symbol('gatehouse.conn')
 
-/** Exact paths, then the longest `/prefix/*`, then the catch-all `/*` (uWS's order). */
-function compileRoutes (routes: readonly Route[]): (method: string, path: string) => HttpHandler | null {
+/** Exact paths, then the longest `/prefix/*`, then the catch-all `/*` (uWS's order); upgrade handlers apart. */
+function compileRoutes (routes: readonly Route[]): { http: (method: string, path: string) => HttpHandler | null, upgrade: (path: string) => UpgradeHandler | null } {
   const exact = new Map<string, Methods>()
   const prefixes: Array<[string, Methods]> = []
   const slot = (map: Map<string, Methods>, key: string): Methods => {
     let m = map.get(key)
-    if (m === undefined) map.set(key, m = { get: null, any: null })
+    if (m === undefined) map.set(key, m = { get: null, any: null, upgrade: null })
     return m
   }
   const byPrefix = new Map<string, Methods>()
   for (const r of routes) {
-    // WebSocket upgrades are relayed by the uWS layer only; here an upgrade request is a plain request.
-    if (r.method === 'upgrade') continue
     const m = r.pattern.endsWith('/*') ? slot(byPrefix, r.pattern.slice(0, -1)) : slot(exact, r.pattern)
-    m[r.method] ??= r.handler
+    if (r.method === 'upgrade') m.upgrade ??= r.handler
+    else m[r.method] ??= r.handler
   }
   for (const e of byPrefix) prefixes.push(e)
   prefixes.sort((a, b) => b[0].length - a[0].length)
-  const pick = (m: Methods, method: string): HttpHandler | null => (method === 'GET' ? m.get : null) ?? m.any
-  return (method, path) => {
+  const find = (path: string, pick: Pick): HttpHandler | UpgradeHandler | null => {
     const e = exact.get(path)
-    const h = e === undefined ? null : pick(e, method)
+    const h = e === undefined ? null : pick(e)
     if (h !== null) return h
     for (let i = 0; i < prefixes.length; i++) {
-      if (!path.startsWith(prefixes[i][0])) continue
-      const p = pick(prefixes[i][1], method)
+      const [prefix, methods] = prefixes[i]!
+      if (!path.startsWith(prefix)) continue
+      const p = pick(methods)
       if (p !== null) return p
     }
     return null
+  }
+  const getOrAny: Pick = m => m.get ?? m.any
+  const any: Pick = m => m.any
+  const upgrade: Pick = m => m.upgrade
+  return {
+    http: (method, path) => find(path, method === 'GET' ? getOrAny : any) as HttpHandler | null,
+    upgrade: path => find(path, upgrade) as UpgradeHandler | null
   }
 }
 
@@ -80,7 +88,7 @@ const TOO_LARGE = refusal(headersTooLarge(`The request head is larger than ${MAX
 const TOO_MANY = headersTooLarge(`The request has more than ${MAX_HEADER_FIELDS} header fields.`)
 
 export function createNodeLayer (routes: readonly Route[], o: NodeLayerOptions): HttpLayer & { listenTls (t: TlsOptions): Promise<number> } {
-  const route = compileRoutes(routes)
+  const { http: route, upgrade: upgradeRoute } = compileRoutes(routes)
   const servers: Array<http.Server | http2.Http2SecureServer> = []
   const sockets = new Set<net.Socket>()
   const sessions = new Set<http2.Http2Session>()
@@ -107,7 +115,7 @@ export function createNodeLayer (routes: readonly Route[], o: NodeLayerOptions):
       gres.writeStatus('431 Request Header Fields Too Large').writeHeader('content-type', 'application/json').end(JSON.stringify(errorBody(TOO_MANY)), true)
       return
     }
-    const path = (req.url ?? '/').split('?', 1)[0]
+    const path = (req.url ?? '/').split('?', 1)[0]!
     const h = route(req.method ?? 'GET', path)
     if (h === null) { gres.writeStatus('404 Not Found').end('', true); return }
     h(gres, new NodeRequest(req, extra, TLS_HOP_HEADER))
@@ -123,6 +131,36 @@ export function createNodeLayer (routes: readonly Route[], o: NodeLayerOptions):
     if (conn.closing) return
     if (conn.busy) { conn.queue.push([req, res]); return }
     dispatch(req, res, extra, conn)
+  }
+
+  /**
+   * An HTTP/1.1 request with `Upgrade` (node:http hands it over here, off its parser): a WebSocket
+   * handshake goes to the upgrade route, which answers it through a response on the bare socket
+   * (a refusal, or a plain answer) or takes the connection (TakeConnection); any other upgrade is
+   * a plain request. The connection closes after an answer: it is no longer node:http's to reuse.
+   */
+  const onUpgrade = (extraOf: ((req: NodeReq) => [string, string]) | null) => (req: http.IncomingMessage, socket: net.Socket, head: Buffer): void => {
+    sockets.add(socket)
+    socket.once('close', () => sockets.delete(socket))
+    socket.on('error', () => { socket.destroy() })
+    const res = new http.ServerResponse(req)
+    res.shouldKeepAlive = false
+    res.assignSocket(socket)
+    let taken = false
+    res.once('finish', () => { if (!taken) socket.end() })
+    const extra = extraOf === null ? null : extraOf(req)
+    const path = (req.url ?? '/').split('?', 1)[0]!
+    const h = req.headers.upgrade?.toLowerCase() === 'websocket' ? upgradeRoute(path) : null
+    if (h === null) { dispatch(req, res, extra, null); return }
+    const gres = new NodeResponse(req, res, () => {})
+    const take = (): net.Socket => {
+      taken = true
+      res.detachSocket(socket)
+      // What the client sent past the head (frames sent before the 101) is read first.
+      if (head.length > 0) socket.unshift(head)
+      return socket
+    }
+    h(gres, new NodeRequest(req, extra, TLS_HOP_HEADER), null, take)
   }
 
   const onClientError = (err: Error & { code?: string }, socket: net.Socket): void => {
@@ -153,6 +191,7 @@ export function createNodeLayer (routes: readonly Route[], o: NodeLayerOptions):
     async listen (host, port) {
       const server = http.createServer({ maxHeaderSize: MAX_HEADER_BYTES, requestTimeout: 0, keepAliveTimeout: 10_000 }, onRequest(null))
       server.maxHeadersCount = MAX_HEADER_FIELDS + 1
+      server.on('upgrade', onUpgrade(null))
       track(server)
       return await listenOn(server, host, port, () => portTaken(host, port))
     },
@@ -171,7 +210,10 @@ export function createNodeLayer (routes: readonly Route[], o: NodeLayerOptions):
       server.on('session', (s: http2.Http2Session) => { sessions.add(s); s.once('close', () => sessions.delete(s)) })
       server.on('secureConnection', (s: TLSSocket) => { sockets.add(s); s.once('close', () => sockets.delete(s)) })
       // The stages read the certificate from the hop header the uWS mode's relay sends, made here in-process.
-      server.on('request', onRequest(req => [TLS_HOP_HEADER, hopValue(o.hopSecret, certFingerprint(req.socket as TLSSocket, requestCert), peerAddress(req), 'https')]))
+      const hop = (req: NodeReq): [string, string] => [TLS_HOP_HEADER, hopValue(o.hopSecret, certFingerprint(req.socket as TLSSocket, requestCert), peerAddress(req), 'https')]
+      server.on('request', onRequest(hop))
+      // HTTP/1.1 over TLS (ALPN http/1.1) upgrades as on PORT; HTTP/2 has no Upgrade (RFC 8441 is not offered).
+      server.on('upgrade', onUpgrade(hop))
       track(server as unknown as http.Server)
       return await listenOn(server, t.host, t.port, () => new Error(`The gateway TLS port ${t.port} (TLS_PORT) on ${t.host} is already in use by another process: stop that process or choose another TLS_PORT.`))
     },

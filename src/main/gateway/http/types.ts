@@ -10,6 +10,8 @@
  *     node: node:http (HTTP/1.0, 1.1), node:http2 with allowHTTP1 on TLS_PORT
  */
 
+import type { Duplex } from 'node:stream'
+
 /** What a body, header or chunk may be (uWS's RecognizedString). */
 export type Chunk = string | ArrayBuffer | Uint8Array | Int8Array | Uint16Array | Int16Array | Uint32Array | Int32Array | Float32Array | Float64Array
 
@@ -91,8 +93,18 @@ export interface SocketSession {
  */
 export type AcceptUpgrade = (session: SocketSession, protocol: string | null) => void
 
-/** An `Upgrade: websocket` request: answer it like any request (`res`), or accept it. */
-export type UpgradeHandler = (res: GatewayResponse, req: GatewayRequest, accept: AcceptUpgrade) => void
+/**
+ * The node layer's way to accept: the client's connection itself, handed over (detached from the
+ * HTTP parser, with any bytes read past the head put back). The relay writes the backend's 101 on
+ * it and then relays bytes as they are, with the streams' own backpressure.
+ */
+export type TakeConnection = () => Duplex
+
+/**
+ * An `Upgrade: websocket` request: answer it like any request (`res`), or accept it: with
+ * `accept` on the uWS layer (it speaks WebSocket to the client), with `take` on the node layer.
+ */
+export type UpgradeHandler = (res: GatewayResponse, req: GatewayRequest, accept: AcceptUpgrade | null, take: TakeConnection | null) => void
 
 /**
  * Routes on the gateway listener: exact paths, or prefixes written `/prefix/*`, matched before

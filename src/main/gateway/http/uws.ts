@@ -61,7 +61,7 @@ function upgradeBehavior (handler: UpgradeHandler): uWS.WebSocketBehavior<WsData
       const extensions = req.getHeader('sec-websocket-extensions')
       handler(res, req, (session, protocol) => {
         res.cork(() => { res.upgrade<WsData>({ session }, key, protocol ?? '', extensions, context) })
-      })
+      }, null)
     },
     open: ws => { ws.getUserData().session.onOpen(ws) },
     message: (ws, message, isBinary) => { ws.getUserData().session.onMessage(message, isBinary) },

@@ -7,7 +7,12 @@
  *   client ──uWS WebSocket──> WsRelay ──masked frames──> backend socket
  *          <──send (queued: pause the backend socket until drain)── FrameReader <──┘
  *
- * Backpressure: a client that reads slowly pauses the backend socket (resumed on drain). This uWS
+ * On the node layer (GATEWAY_SERVER=node) the client's own handshake goes to the backend and, on
+ * its 101, the two connections are joined byte for byte (tunnel.ts). A backend that answers the
+ * handshake with anything but 101 has that answer relayed to the client (an answer with a chunked
+ * or oversized body, a bad 101 or no answer at all: 502 in the gateway's error shape).
+ *
+ * Backpressure (uWS layer): a client that reads slowly pauses the backend socket (resumed on drain). This uWS
  * build cannot pause reading a WebSocket, so a backend that reads slowly is given up to
  * MAX_PENDING_TO_BACKEND bytes before the connection closes (1013). Counted in the request log
  * and metrics as one request with status 101 and the session's duration.
@@ -22,6 +27,8 @@ import { MAX_WS_MESSAGE } from '../http/uws.js'
 import { buildRequestHead, buildTargetPath, type ClientRequestInfo } from '../request-head.js'
 import type { Endpoint } from '../upstreams/endpoint.js'
 import { passiveFailure, passiveSuccess } from '../upstreams/health.js'
+import { startBackendSpan } from '../../observability/tracing/gateway-spans.js'
+import { startTunnel } from './tunnel.js'
 import { closePayload, encodeFrame, FrameReader, OP_BINARY, OP_CLOSE, OP_PONG, OP_TEXT, type FrameEvents } from './frames.js'
 
 const GUID = '258EAFA5-E914-47DA-95CA-C5AB0DC85B11'
@@ -46,13 +53,17 @@ export function relayWebSocket (x: GatewayExchange, query: string): void {
     t = { host: e.address, port: e.target.port, secure: e.target.secure, servername: e.target.hostname, hostHeader: e.target.hostHeader, basePath: e.target.basePath }
   }
   const { params, tail } = x.match!
+  // node layer: the client's own handshake goes to the backend (its key, version and extensions),
+  // and the bytes are relayed as they are; uWS layer: the gateway makes its own handshake.
+  const tunnel = x.take !== null
   const info: ClientRequestInfo = {
-    method: 'GET', headers: x.headers.filter(h => !HANDSHAKE_HEADERS.has(h[0])), host: x.publicHost, xff: x.xff, remoteIp: x.peerIp, clientIp: x.remoteIp, proto: x.proto,
+    method: 'GET', headers: tunnel ? x.headers : x.headers.filter(h => !HANDSHAKE_HEADERS.has(h[0])), host: x.publicHost, xff: x.xff, remoteIp: x.peerIp, clientIp: x.remoteIp, proto: x.proto,
     requestId: x.rid, traceparent: null, tracestate: null, connectionTokens: null
   }
-  const key = randomBytes(16).toString('base64')
+  if (x.span !== null && x.backendSpan === null) { info.traceparent = startBackendSpan(x, buildTargetPath(route, params, tail, t.basePath)); info.tracestate = x.span.state ?? null }
+  const key = tunnel ? x.headers.find(h => h[0] === 'sec-websocket-key')?.[1] ?? '' : randomBytes(16).toString('base64')
   const head = buildRequestHead(route, info, buildTargetPath(route, params, tail, t.basePath) + (query !== '' ? `?${query}` : ''), 0, t.hostHeader).slice(0, -2) +
-    `connection: upgrade\r\nupgrade: websocket\r\nsec-websocket-key: ${key}\r\nsec-websocket-version: 13\r\n\r\n`
+    (tunnel ? 'connection: upgrade\r\nupgrade: websocket\r\n\r\n' : `connection: upgrade\r\nupgrade: websocket\r\nsec-websocket-key: ${key}\r\nsec-websocket-version: 13\r\n\r\n`)
   const socket = t.secure
     ? tls.connect({ host: t.host, port: t.port, servername: net.isIP(t.servername) === 0 ? t.servername : undefined })
     : net.connect({ host: t.host, port: t.port })
@@ -63,29 +74,58 @@ export function relayWebSocket (x: GatewayExchange, query: string): void {
   let settled = false
   const release = (): void => { if (endpoint !== null) { endpoint.inFlight--; endpoint = null } }
   let connected = false
+  /** The backend answered something other than 101: unless it was a failure, that answer (head and a Content-Length body) is the client's. */
+  let answer: { status: number, text: string, headers: Array<[string, string]>, body: Buffer } | null = null
   const refuse = (why: string, err: string): void => {
     if (settled) return
     settled = true
     clearTimeout(timer)
     socket.destroy()
-    if (endpoint !== null && set !== null) passiveFailure(set.scope, endpoint, err, Date.now())
+    if (endpoint !== null && set !== null) {
+      if (answer !== null && answer.status < 500) passiveSuccess(endpoint)
+      else passiveFailure(set.scope, endpoint, err, Date.now())
+    }
     release()
     // Never connected: nothing was sent, another target may take the handshake.
     if (!connected && set !== null && !x.aborted && set.endpoints.some(e => e.triedBy !== x)) { relayWebSocket(x, query); return }
+    if (answer !== null) {
+      const a = answer
+      x.status = a.status
+      if (a.status >= 500) x.warnFailure(a.status, why, { error: err })
+      if (x.aborted) { x.finish(route.name); return }
+      x.bytesOut = a.body.length
+      x.res.cork(() => {
+        x.writeHead(a.status, a.text, a.headers, null)
+        x.res.end(a.body, true)
+      })
+      x.finish(route.name, Math.round(performance.now() - x.upstreamStart))
+      return
+    }
     x.warnFailure(502, why, { error: err })
     x.fail(badGateway(why === 'backend unreachable' ? 'The backend could not be reached.' : 'The backend refused the WebSocket upgrade.'))
   }
   const timer = setTimeout(() => refuse('backend timeout during the WebSocket handshake', `no 101 within ${limitMs} ms`), limitMs)
   socket.once(t.secure ? 'secureConnect' : 'connect', () => { connected = true; socket.write(head, 'latin1') })
-  socket.on('error', (err: Error) => refuse('backend unreachable', err.message))
-  socket.on('close', () => refuse('backend closed during the WebSocket handshake', 'connection closed'))
+  socket.on('error', (err: Error) => { answer = null; refuse('backend unreachable', err.message) })
+  socket.on('close', () => { answer = null; refuse('backend closed during the WebSocket handshake', 'connection closed') })
   const onData = (chunk: Buffer): void => {
     received = Buffer.concat([received, chunk])
     const end = received.indexOf('\r\n\r\n')
     if (end < 0) { if (received.length > MAX_HEAD) refuse('backend sent an oversized handshake answer', 'head too large'); return }
     const lines = received.subarray(0, end).toString('latin1').split('\r\n')
-    const status = Number(/^HTTP\/1\.1 (\d{3})/.exec(lines[0])?.[1] ?? 0)
-    const headers = new Map(lines.slice(1).map(l => { const i = l.indexOf(':'); return [l.slice(0, i).trim().toLowerCase(), l.slice(i + 1).trim()] as [string, string] }))
+    const m = /^HTTP\/1\.[01] (\d{3}) ?(.*)$/.exec(lines[0] ?? '')
+    const status = Number(m?.[1] ?? 0)
+    const fields = lines.slice(1).map(l => { const i = l.indexOf(':'); return [l.slice(0, i).trim().toLowerCase(), l.slice(i + 1).trim()] as [string, string] })
+    const headers = new Map(fields)
+    if (status !== 101 && status >= 200 && status <= 599 && !headers.has('transfer-encoding')) {
+      // A refusal with its own answer (401, 403, 404, 426…): relayed once its body is here.
+      const length = Number(headers.get('content-length') ?? 0)
+      if (!Number.isSafeInteger(length) || length < 0 || length > MAX_HEAD) { refuse('backend refused the WebSocket upgrade', `answered ${status}`); return }
+      if (received.length < end + 4 + length) return
+      answer = { status, text: m?.[2] ?? '', headers: fields, body: Buffer.from(received.subarray(end + 4, end + 4 + length)) }
+      refuse('backend refused the WebSocket upgrade', `answered ${status}`)
+      return
+    }
     const expected = createHash('sha1').update(key + GUID).digest('base64')
     if (status !== 101 || headers.get('sec-websocket-accept') !== expected) { refuse('backend refused the WebSocket upgrade', `answered ${status}`); return }
     settled = true
@@ -97,6 +137,7 @@ export function relayWebSocket (x: GatewayExchange, query: string): void {
     socket.pause()
     if (endpoint !== null && set !== null) passiveSuccess(endpoint)
     if (x.aborted) { socket.destroy(); release(); x.finish(route.name); return }
+    if (x.take !== null) { startTunnel(x, x.take(), socket, received.subarray(0, end + 2).toString('latin1'), received.subarray(end + 4), release); return }
     const relay = new WsRelay(x, socket, received.subarray(end + 4), release)
     x.accept!(relay, headers.get('sec-websocket-protocol') ?? null)
   }
