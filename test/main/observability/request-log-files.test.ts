@@ -2,7 +2,7 @@
 import fs from 'node:fs'
 import path from 'node:path'
 import t from 'tap'
-import { RequestLogFiles } from '../../../src/main/observability/request-log-files.js'
+import { RequestLogFiles, requestLogLine } from '../../../src/main/observability/request-log-files.js'
 import type { RequestRecord } from '../../../src/main/observability/types.js'
 import { insertRequestLogs } from '../../../src/main/store/request-logs.js'
 import { createTempDir, openTestStore } from '../../helpers/db.js'
@@ -42,6 +42,17 @@ t.test('awkward values are listed back as given', async t => {
     method: 'GET', path: '/tab\there', status: 200, duration_ms: 1.25, upstream_ms: null, bytes_in: 0, bytes_out: 3e9, trace_id: null
   }, 'every field, the time to the millisecond')
   t.equal((await log.list({ limit: 100 }, { proxy_id: 'other' })).items.length, 0, 'a filter matches the field, not text inside another field')
+})
+
+t.test('a line is spelled as JSON.stringify spells the record', async t => {
+  const odd = ['/tab\there', '/q"uote', '/back\\slash', '/é/日本/😀', '/nul\0', '/\u2028\ud800', '/del\x7f', '']
+  const records: RequestRecord[] = [
+    record(1),
+    record(2, { upstream_ms: null, client_id: 'cl', profile_id: 'pr', refused: true, trace_id: null }),
+    record(3, { refused: false, trace_id: '0af7651916cd43dd8448eb211c80319c', duration_ms: 0.1 + 0.2, bytes_out: 3e9, status: 502 }),
+    ...odd.map((p, i) => record(10 + i, { path: p, method: p, request_id: p, collection_id: p }))
+  ]
+  for (const [i, r] of records.entries()) t.equal(requestLogLine(r, i + 1), `{"seq":${i + 1},${JSON.stringify(r).slice(1)}\n`, `record ${i}`)
 })
 
 t.test('filters, as the table answers them', async t => {
