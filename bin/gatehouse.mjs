@@ -1,6 +1,6 @@
 #!/usr/bin/env node
 /**
- * The `gatehouse` command: `gatehouse start`, `gatehouse token`, `gatehouse dump|diff`, `gatehouse --help`,
+ * The `gatehouse` command: `gatehouse start`, `gatehouse token`, `gatehouse dump|diff|apply`, `gatehouse --help`,
  * `gatehouse --version`. It runs the compiled service (dist/), building it once when
  * dist/ is missing, so a token costs no rebuild. Settings come from the environment
  * (see README.md, "Configuration").
@@ -25,6 +25,9 @@ Usage:
   gatehouse dump [--json]    print the running gateway's configuration file (GATEHOUSE_URL, GATEHOUSE_TOKEN)
   gatehouse diff -f <file> [--prune]
                              what applying the file would change; exit 0 nothing, 2 changes
+  gatehouse apply -f <file> [--prune] [--dry-run]
+                             make the gateway match the file (one transaction; admin token);
+                             exit 0 done, 2 changes pending (--dry-run), 3 file refused, 1 error
   gatehouse <command> --help help for one command
   gatehouse --version        print the version
 
@@ -42,7 +45,7 @@ if (command === '--version' || command === '-v' || command === 'version') {
   process.stdout.write(`${pkg.version}\n`)
   process.exit(0)
 }
-const CONFIG_COMMANDS = new Set(['dump', 'diff'])
+const CONFIG_COMMANDS = new Set(['dump', 'diff', 'apply'])
 if (command !== 'start' && command !== 'token' && !CONFIG_COMMANDS.has(command)) {
   process.stderr.write(`gatehouse: unknown command '${command}'.\n\n${HELP}`)
   process.exit(2)
