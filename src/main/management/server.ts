@@ -21,8 +21,8 @@ import { registerWorkflowRoutes } from './workflow-routes.js'
 import { registerImportExportRoutes } from './import-export-routes.js'
 import { registerThreadRoutes } from './threads-routes.js'
 import { registerAuditRoutes } from './audit-routes.js'
-import { registerAccessRoutes } from './access-routes.js'
-import { registerCredentialRoutes } from './credentials-routes.js'
+import { accessRoutes } from './access-routes.js'
+import { credentialRoutes } from './credentials-routes.js'
 import { registerConfigRoutes } from './config-routes.js'
 import { createAuditTrail, type AuditTrail } from './audit-trail.js'
 import type { KeyValueCache } from '../cache/types.js'
@@ -108,8 +108,8 @@ export function createManagementServer (deps: ManagementDeps): ManagementServer 
   mountOperations(router, operations, proxyRoutes)
   registerWorkflowRoutes(router, deps)
   registerThreadRoutes(router, deps)
-  registerCredentialRoutes(router, deps)
-  registerAccessRoutes(router, deps)
+  mountOperations(router, operations, credentialRoutes)
+  mountOperations(router, operations, accessRoutes)
   registerAuditRoutes(router, deps)
   registerConfigRoutes(router, deps)
 

@@ -1,6 +1,7 @@
 /** Credentials, policies, clients and profiles: their tables and record shapes. */
 import type { BaseRecord } from '../../common/types.js'
 import { json, records } from './records.js'
+import type { Queryable } from './types.js'
 
 export interface CredentialRecord extends BaseRecord { name: string, type: string, config: Record<string, unknown> }
 export interface PolicyRecord extends BaseRecord {
@@ -59,4 +60,21 @@ export const profiles = records<ProfileRow>({
 export function publicProfile (p: ProfileRow): ProfileRecord & { has_credentials: boolean } {
   const { api_key_hash: _h, secret_sealed: s, ...rest } = p
   return { ...rest, has_credentials: s !== null }
+}
+
+/** Up to `limit` profiles that use a policy (id and name, oldest first). */
+export async function profilesUsingPolicy (q: Queryable, policyId: string, limit: number): Promise<Array<{ id: string, name: string }>> {
+  const { rows } = await q.query<{ id: string, name: string }>('SELECT id, name FROM profiles WHERE policy_id = $1 ORDER BY seq LIMIT $2', [policyId, limit])
+  return rows
+}
+
+export async function policyExists (q: Queryable, id: string): Promise<boolean> {
+  const { rows } = await q.query('SELECT 1 FROM policies WHERE id = $1', [id])
+  return rows.length > 0
+}
+
+/** Which of these collection ids exist. */
+export async function existingCollectionIds (q: Queryable, ids: readonly string[]): Promise<Set<string>> {
+  const { rows } = await q.query<{ id: string }>('SELECT id FROM collections WHERE id = ANY($1::text[])', [ids])
+  return new Set(rows.map(r => r.id))
 }
