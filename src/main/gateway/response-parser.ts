@@ -16,7 +16,9 @@ export interface ParserEvents {
 const MAX_HEAD = 64 * 1024
 const enum S { Head, Length, ChunkSize, ChunkData, ChunkDataEnd, Trailers, Close, Done }
 
-const BAD_HEADER_CHAR = /[\r\n\0]/
+const STATUS_LINE = /^HTTP\/1\.([01]) (\d{3})(?: (.*))?$/
+// In the header block (lines joined by CRLF): a NUL, a CR not followed by LF, or an LF not after a CR.
+const BAD_HEADER_BLOCK = /\0|\r(?!\n)|(?<!\r)\n/
 
 export class ResponseParser {
   private state = S.Head
@@ -102,19 +104,25 @@ export class ResponseParser {
   }
 
   private parseHead (text: string): void {
-    const lines = text.split('\r\n')
-    const m = /^HTTP\/1\.([01]) (\d{3})(?: (.*))?$/.exec(lines[0])
+    // Lines are taken in place (no split into an array), and the header block is checked for a
+    // stray CR, LF or NUL in one test rather than one per line.
+    const firstEnd = text.indexOf('\r\n')
+    const m = STATUS_LINE.exec(firstEnd === -1 ? text : text.slice(0, firstEnd))
     if (m === null) throw new Error('malformed upstream status line')
+    // A bare CR or LF (or NUL) inside a header would be relayed as a header break to the client: response splitting.
+    if (firstEnd !== -1 && BAD_HEADER_BLOCK.test(text.slice(firstEnd + 2))) throw new Error('malformed upstream header')
     const status = Number(m[2])
     const headers: Array<[string, string]> = []
     let length = -1
     let chunked = false
     let conn = ''
-    for (let i = 1; i < lines.length; i++) {
-      const l = lines[i]
+    for (let start = firstEnd === -1 ? text.length + 2 : firstEnd + 2; start <= text.length; ) {
+      let end = text.indexOf('\r\n', start)
+      if (end === -1) end = text.length
+      const l = text.slice(start, end)
+      start = end + 2
       const c = l.indexOf(':')
-      // A bare CR or LF (or NUL) inside a header would be relayed as a header break to the client: response splitting.
-      if (c <= 0 || BAD_HEADER_CHAR.test(l)) throw new Error('malformed upstream header')
+      if (c <= 0) throw new Error('malformed upstream header')
       const name = l.slice(0, c).trim().toLowerCase()
       const value = l.slice(c + 1).trim()
       if (name === 'content-length') {
