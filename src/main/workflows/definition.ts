@@ -4,21 +4,24 @@
  *   structural (every save): shape, known node types, unique ids and names,
  *     edges between existing nodes, at most one trigger;
  *   full (enabled saves, validation, runs): exactly one trigger, settings valid
- *     for each node type (the node catalogue's schemas), expressions parse, edge
+ *     for each node type (the node catalogue's schemas and the type's own checks,
+ *     src/workers/nodes/), expressions parse, edge
  *     handles valid for the source type, every node reachable from the trigger,
  *     cycles only through a loop node.
  * Problems are {node_id, field, message}; a UI shows the message as is.
  */
-import { Cron } from 'croner'
 import type { ErrorObject, ValidateFunction } from 'ajv'
 import type { WorkflowDefinition, WorkflowNode } from '../../common/types.js'
 import { validationFailed, type AppError, type ErrorDetail } from '../../common/errors.js'
 import { compileTemplate, ExpressionError } from '../../common/expressions/template.js'
 import { ENTRY_TRIGGER_TYPES, NODE_CATALOGUE, NODE_TYPE_NAMES, WORKFLOW_DEFINITION_SCHEMA } from '../../common/workflow-catalogue.js'
+import { nodeType } from '../../workers/nodes/registry.js'
 import { ajv, checkOnlyAjv } from '../validation/ajv.js'
 import { checkCycles, checkEdges, checkReachable } from './graph.js'
 
 export const ENTRY_TRIGGERS = ENTRY_TRIGGER_TYPES
+/** "a, b, c or d": the entry triggers, as the missing-trigger problem names them. */
+const TRIGGER_LIST = ENTRY_TRIGGERS.length > 1 ? `${ENTRY_TRIGGERS.slice(0, -1).join(', ')} or ${ENTRY_TRIGGERS[ENTRY_TRIGGERS.length - 1] ?? ''}` : ENTRY_TRIGGERS.join('')
 export const NODE_TYPES = NODE_TYPE_NAMES
 
 export interface WorkflowProblem { node_id: string | null, field: string | null, message: string }
@@ -58,60 +61,40 @@ export function checkDefinition (def: unknown, opts: CheckOptions): WorkflowProb
   }
   const triggers = d.nodes.filter(n => ENTRY_TRIGGERS.includes(n.type))
   if ((opts.enabled && opts.partial !== true) || triggers.length > 1) {
-    if (triggers.length === 0) problems.push({ node_id: null, field: 'nodes', message: 'The workflow needs exactly one entry trigger node (http_trigger, manual_trigger, cron_trigger, broker_consumer or imap_trigger); it has none.' })
-    if (triggers.length > 1) {
-      problems.push({ node_id: triggers[1].id, field: 'type', message: `The workflow needs exactly one entry trigger node; it has ${triggers.length} (${triggers.map(n => n.name).join(', ')}).` })
+    if (triggers.length === 0) problems.push({ node_id: null, field: 'nodes', message: `The workflow needs exactly one entry trigger node (${TRIGGER_LIST}); it has none.` })
+    const second = triggers[1]
+    if (second !== undefined) {
+      problems.push({ node_id: second.id, field: 'type', message: `The workflow needs exactly one entry trigger node; it has ${triggers.length} (${triggers.map(n => n.name).join(', ')}).` })
     }
   }
   if (!opts.enabled) return problems
   for (const n of d.nodes) problems.push(...checkSettings(n))
   problems.push(...checkEdges(d, nodes))
-  problems.push(...checkParallelBranches(d))
+  for (const n of d.nodes) problems.push(...(nodeType(n.type)?.checkInDefinition?.(n, d) ?? []))
   if (triggers.length > 0 && opts.partial !== true) problems.push(...checkReachable(d, triggers))
   problems.push(...checkCycles(d, nodes))
   return problems
 }
 
-/**
- * A parallel_node's `branches` is how many branches it starts: one per outgoing edge. When set,
- * the edges must match it, so that a branch left unconnected (or one too many) is caught at save.
- */
-function checkParallelBranches (d: WorkflowDefinition): WorkflowProblem[] {
-  const problems: WorkflowProblem[] = []
-  for (const n of d.nodes) {
-    if (n.type !== 'parallel_node' || typeof n.settings?.branches !== 'number') continue
-    const out = d.edges.filter(e => e.source === n.id).length
-    if (out !== n.settings.branches) {
-      problems.push({ node_id: n.id, field: 'settings.branches', message: `Node '${n.name}' (parallel_node): settings.branches is ${n.settings.branches} but ${out} edge${out === 1 ? '' : 's'} leave${out === 1 ? 's' : ''} it; connect one edge per branch or change branches.` })
-    }
-  }
-  return problems
-}
-
 function checkSettings (n: WorkflowNode): WorkflowProblem[] {
   const settings = n.settings ?? {}
-  const validate = SETTINGS.get(n.type)!
+  const type = nodeType(n.type)
+  const validate = SETTINGS.get(n.type)
+  if (type === undefined || validate === undefined) return [] // reported by the structural checks
   const problems: WorkflowProblem[] = []
   const at = (field: string, message: string) => problems.push({ node_id: n.id, field, message: `Node '${n.name}' (${n.type}): ${field} ${message}.` })
   if (!validate(settings)) for (const e of collapse(validate.errors ?? [])) at(...settingsDetail(n, e))
-  // Expressions parse (the code node's code is JavaScript, not an expression).
+  // Expressions parse (literal settings, such as the code node's code, are not expressions).
+  const literal = new Set((type.literalSettings ?? []).map(k => `settings.${k}`))
   walkStrings(settings, 'settings', (text, field) => {
-    if (n.type === 'code_node' && field === 'settings.code') return
+    if (literal.has(field)) return
     if (!text.includes('{{')) return
     try { compileTemplate(text) } catch (err) {
       if (!(err instanceof ExpressionError)) throw err
       at(field, `has an expression that does not parse: ${err.message}`)
     }
   })
-  if (n.type === 'cron_trigger' && typeof settings.cron_expression === 'string' && settings.cron_expression !== '') {
-    try {
-      const job = new Cron(settings.cron_expression, { paused: true, timezone: typeof settings.timezone === 'string' && settings.timezone !== '' ? settings.timezone : undefined })
-      job.nextRun()
-      job.stop()
-    } catch (err) {
-      at('settings.cron_expression', `is not a valid schedule${typeof settings.timezone === 'string' ? ` in time zone '${settings.timezone}'` : ''} (${(err as Error).message.split('. ')[0]})`)
-    }
-  }
+  for (const [field, message] of type.checkSettings?.(settings) ?? []) at(field, message)
   return problems
 }
 

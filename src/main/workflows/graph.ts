@@ -5,6 +5,7 @@
  */
 import type { WorkflowDefinition, WorkflowNode } from '../../common/types.js'
 import { describeNode, sourceHandlesOf } from '../../common/workflow-catalogue.js'
+import { isBodyHandle } from '../../workers/nodes/registry.js'
 import type { WorkflowProblem } from './definition.js'
 
 const handleText = (h: string | null | undefined) => h === null || h === undefined || h === '' ? 'no sourceHandle' : `sourceHandle '${h}'`
@@ -39,17 +40,16 @@ export function checkReachable (d: WorkflowDefinition, triggers: WorkflowNode[])
     for (const next of out.get(todo.pop()!) ?? []) if (!seen.has(next)) { seen.add(next); todo.push(next) }
   }
   return d.nodes.filter(n => !seen.has(n.id)).map(n => ({
-    node_id: n.id, field: null, message: `Node '${n.name}' is not reachable from the trigger '${triggers[0].name}'; connect it or remove it.`
+    node_id: n.id, field: null, message: `Node '${n.name}' is not reachable from the trigger '${triggers[0]?.name ?? ''}'; connect it or remove it.`
   }))
 }
 
 /**
- * Every cycle must pass through a loop node's per-item edge (`loop` or empty):
+ * Every cycle must pass through a loop node's per-item edge (`loop` or empty; a type's `bodyHandles`):
  * without those edges the graph must be acyclic. One problem per cycle found.
  */
 export function checkCycles (d: WorkflowDefinition, nodes: Map<string, WorkflowNode>): WorkflowProblem[] {
-  const isLoopBody = (source: string, handle: string | null | undefined) =>
-    nodes.get(source)?.type === 'loop_node' && (handle === 'loop' || handle === '' || handle === null || handle === undefined)
+  const isLoopBody = (source: string, handle: string | null | undefined) => isBodyHandle(nodes.get(source)?.type ?? '', handle)
   const out = adjacency(d, (source, handle) => !isLoopBody(source, handle))
   const state = new Map<string, 1 | 2>() // 1: on the current path, 2: done
   const problems: WorkflowProblem[] = []

@@ -36,7 +36,7 @@ export function referenceWarnings (def: WorkflowDefinition): WorkflowProblem[] {
     for (const [field, text] of strings(node.settings ?? {}, 'settings')) {
       for (const m of text.matchAll(TEMPLATE_PART)) {
         let ast: Node
-        try { ast = parseExpression(m[1]) } catch { continue } // syntax errors are the definition check's
+        try { ast = parseExpression(m[1] ?? '') } catch { continue } // syntax errors are the definition check's
         for (const ref of references(ast)) {
           const shown = m[0].length > 80 ? `${m[0].slice(0, 77)}...` : m[0]
           if (ref.kind === 'name') {

@@ -7,6 +7,8 @@
 import { badRequest, validationFailed, type ErrorDetail } from '../../common/errors.js'
 import type { Proxy, WorkflowDefinition } from '../../common/types.js'
 import { ENTRY_TRIGGER_TYPES } from '../../common/workflow-catalogue.js'
+import { manualTriggerOutput } from '../../workers/nodes/manual-trigger.js'
+import { nodeType } from '../../workers/nodes/registry.js'
 import type { Queryable } from '../store/types.js'
 import { getProxyByWorkflowId } from '../store/workflows.js'
 import { currentVersion } from '../store/workflow-versions.js'
@@ -84,12 +86,11 @@ export function checkRunTargets (def: WorkflowDefinition, body: { start_node?: s
 /** The trigger output a test run gets when the request sends no `input`. */
 export function defaultTriggerOutput (def: WorkflowDefinition): unknown {
   const trigger = def.nodes.find(n => ENTRY_TRIGGER_TYPES.includes(n.type))
-  if (trigger?.type === 'http_trigger') return { request: { method: 'GET', path: '/', path_params: {}, query: {}, headers: {}, body: null } }
-  if (trigger?.type === 'manual_trigger') return manualTriggerOutput()
-  return {}
+  const sample = trigger === undefined ? undefined : nodeType(trigger.type)?.sampleOutput
+  return sample !== undefined ? sample() : {}
 }
 
-export const manualTriggerOutput = () => ({ triggered_at: new Date().toISOString(), trigger: 'manual' })
+export { manualTriggerOutput }
 
 /**
  * A run that starts at a node fed by the trigger: the trigger's output is the

@@ -28,7 +28,7 @@ import { currentVersion } from '../store/workflow-versions.js'
 import type { KeyValueCache } from '../cache/types.js'
 import type { RunHooks, WorkflowPool } from './pool.js'
 import { boundRecord } from './record-size.js'
-import { resolveSubworkflows, usesNodeType } from './subworkflows.js'
+import { anyNodeNeeds, credentialIdsOf, resolveSubworkflows } from './subworkflows.js'
 import type { TraceContext } from '../../common/trace-context.js'
 import type { Tracer } from '../observability/tracing/tracer.js'
 import { endRunSpan, startRunSpan } from '../observability/tracing/workflow-spans.js'
@@ -106,26 +106,14 @@ export interface RunnerDeps {
 interface RunInputs {
   subworkflows: Record<string, WorkflowDefinition> | null
   credentials: Record<string, HttpCredential> | undefined
-  /** code_node anywhere: the cpu lane. */
+  /** A node that computes for long (code_node) anywhere: the cpu lane. */
   lane: 'cpu' | 'light'
-  /** cache_lookup_node anywhere: the run needs the shared cache (a message channel). */
+  /** A node using the shared cache (cache_lookup_node) anywhere: the run needs a message channel to it. */
   usesCache: boolean
 }
 
 // Saved definitions whose inputs are kept at once (a definition per published workflow proxy).
 const MAX_KEPT_INPUTS = 10_000
-
-/** The credentials_id of every http_request_node of a run (its sub-workflows included). */
-function credentialIdsOf (def: WorkflowDefinition, subs: Record<string, WorkflowDefinition> | null): string[] {
-  const ids = new Set<string>()
-  for (const d of [def, ...Object.values(subs ?? {})]) {
-    for (const n of d.nodes) {
-      const id = (n.settings as Record<string, unknown> | undefined)?.credentials_id
-      if (n.type === 'http_request_node' && typeof id === 'string' && id !== '') ids.add(id)
-    }
-  }
-  return [...ids]
-}
 
 // Bounds the record writes in flight, so a slow database cannot pile up gateway runs' records without end.
 const MAX_PENDING_WRITES = 500
@@ -176,8 +164,8 @@ export function createRunner (deps: RunnerDeps): Runner {
     return {
       subworkflows,
       credentials: credentialIds.length > 0 ? await deps.credentials!(credentialIds) : undefined,
-      lane: usesNodeType('code_node', def, subworkflows) ? 'cpu' : 'light',
-      usesCache: usesNodeType('cache_lookup_node', def, subworkflows)
+      lane: anyNodeNeeds('cpu', def, subworkflows) ? 'cpu' : 'light',
+      usesCache: anyNodeNeeds('cache', def, subworkflows)
     }
   }
   // A saved definition's inputs by definition_key, for the configuration version they were read at.

@@ -1,5 +1,6 @@
 /**
- * The graph a run schedules, split into levels by loop nodes:
+ * The graph a run schedules, split into levels by loop nodes (node types with
+ * `bodyHandles`, src/workers/nodes/node-type.ts):
  *
  *   trigger ─> a ─> loop ──(done)──> c            top level: trigger, a, loop, c
  *                    │ (loop / empty handle)
@@ -13,6 +14,7 @@
  * its `done` edges. Nested loops nest levels. Levels are built once per run.
  */
 import type { WorkflowDefinition, WorkflowEdge } from '../../common/types.js'
+import { isBodyHandle, nodeType } from '../nodes/registry.js'
 
 export interface Level {
   /** Nodes this level schedules (bodies of its loops removed). */
@@ -25,11 +27,11 @@ export interface Level {
   entryEdges: WorkflowEdge[]
 }
 
-export const isBodyEdge = (e: WorkflowEdge): boolean => (e.sourceHandle ?? '') === '' || e.sourceHandle === 'loop'
 
 export function buildLevels (def: WorkflowDefinition): Level {
   const ids = new Set(def.nodes.map(n => n.id))
-  const loops = new Set(def.nodes.filter(n => n.type === 'loop_node').map(n => n.id))
+  // A loop's type, by id: its edges on body handles lead into its body.
+  const loops = new Map(def.nodes.filter(n => nodeType(n.type)?.bodyHandles !== undefined).map(n => [n.id, n.type]))
   const out = new Map<string, WorkflowEdge[]>()
   for (const e of def.edges) {
     if (!ids.has(e.source) || !ids.has(e.target)) continue
@@ -37,7 +39,10 @@ export function buildLevels (def: WorkflowDefinition): Level {
   }
   const build = (set: Set<string>, entryEdges: WorkflowEdge[]): Level => {
     const bodySets = new Map<string, Set<string>>()
-    for (const id of set) if (loops.has(id)) bodySets.set(id, bodyOf(id, set, out))
+    for (const id of set) {
+      const loopType = loops.get(id)
+      if (loopType !== undefined) bodySets.set(id, bodyOf(id, loopType, set, out))
+    }
     const inner = new Set(set)
     for (const b of bodySets.values()) for (const id of b) inner.delete(id)
     const entry = new Set(entryEdges)
@@ -52,16 +57,16 @@ export function buildLevels (def: WorkflowDefinition): Level {
     }
     const bodies = new Map<string, Level>()
     for (const [id, b] of bodySets) {
-      if (inner.has(id)) bodies.set(id, build(b, (out.get(id) ?? []).filter(e => isBodyEdge(e) && b.has(e.target))))
+      if (inner.has(id)) bodies.set(id, build(b, (out.get(id) ?? []).filter(e => isBodyHandle(loops.get(id) ?? '', e.sourceHandle) && b.has(e.target))))
     }
     return { inner, outEdges, inEdges, bodies, entryEdges }
   }
   return build(ids, [])
 }
 
-function bodyOf (loopId: string, set: Set<string>, out: Map<string, WorkflowEdge[]>): Set<string> {
+function bodyOf (loopId: string, loopType: string, set: Set<string>, out: Map<string, WorkflowEdge[]>): Set<string> {
   const body = new Set<string>()
-  const stack = (out.get(loopId) ?? []).filter(isBodyEdge).map(e => e.target)
+  const stack = (out.get(loopId) ?? []).filter(e => isBodyHandle(loopType, e.sourceHandle)).map(e => e.target)
   while (stack.length > 0) {
     const id = stack.pop()!
     if (id === loopId || body.has(id) || !set.has(id)) continue

@@ -12,7 +12,7 @@
 import { compileSettings, type Template } from '../../common/expressions/template.js'
 import type { WorkflowDefinition, WorkflowEdge, WorkflowNode } from '../../common/types.js'
 import { buildLevels, type Level } from './graph.js'
-import { TRIGGERS } from './registry.js'
+import { isEntryTrigger, nodeType } from '../nodes/registry.js'
 import type { RunTask } from './types.js'
 
 export interface Plan {
@@ -35,7 +35,7 @@ export function compilePlan (def: WorkflowDefinition): Plan {
   const nodes = new Map(def.nodes.map(n => [n.id, n]))
   const allOut = new Map<string, WorkflowEdge[]>()
   for (const e of def.edges) if (nodes.has(e.target)) (allOut.get(e.source) ?? allOut.set(e.source, []).get(e.source)!).push(e)
-  return { definition: def, nodes, allOut, triggerNode: def.nodes.find(n => TRIGGERS.has(n.type)), top: buildLevels(def), templates: new Map() }
+  return { definition: def, nodes, allOut, triggerNode: def.nodes.find(n => isEntryTrigger(n.type)), top: buildLevels(def), templates: new Map() }
 }
 
 /**
@@ -66,10 +66,10 @@ export function templateOf (plan: Plan, node: WorkflowNode): Template {
   return t
 }
 
-/** Settings that hold expressions: all but code_node's code, which is JavaScript text. */
+/** Settings that hold expressions: all but the type's literal ones (code_node's code is JavaScript text). */
 function templated (node: WorkflowNode): Record<string, unknown> {
   const s = node.settings ?? {}
-  if (node.type !== 'code_node') return s
-  const { code: _code, ...rest } = s
-  return rest
+  const literal = nodeType(node.type)?.literalSettings
+  if (literal === undefined) return s
+  return Object.fromEntries(Object.entries(s).filter(([k]) => !literal.includes(k)))
 }

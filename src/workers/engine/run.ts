@@ -19,8 +19,7 @@ import { newSpanId, type FinishedSpan, type TraceContext } from '../../common/tr
 import { levelOf, type Level } from './graph.js'
 import { planFor, templateOf, type Plan } from './plan.js'
 import { openBridge, type Bridge } from './bridge.js'
-import { RUNNERS, TRIGGERS } from './registry.js'
-import { checkStatus } from './status-rule.js'
+import { nodeType } from '../nodes/registry.js'
 import { gateOf, type ProxyGate } from './proxy-gate.js'
 
 /** A guard against runaway graphs (nested loops): node runs per workflow run, its sub-workflow runs included. */
@@ -212,19 +211,19 @@ async function runOne (st: RunState, level: Level, node: WorkflowNode, inputs: u
   st.bridge.emit({ type: 'node_finished', ...base, at: new Date().toISOString(), duration_ms: duration, output: result.output, status })
   st.outputs.set(node.id, result.output)
   st.byName.set(node.name, result.output)
-  if (node.type === 'response_node') st.response = result.output as WorkflowResponse
+  if (nodeType(node.type)?.answers === true) st.response = result.output as WorkflowResponse
   return result
 }
 
 async function invoke (st: RunState, level: Level, node: WorkflowNode, inputs: unknown[], input: unknown, loop: LoopScope | undefined, misses: string[], trace: TraceContext | undefined): Promise<NodeResult> {
-  const runner = RUNNERS[node.type]
-  if (runner === undefined) throw new NodeError(`Node type '${node.type}' cannot run in this version.`)
+  const type = nodeType(node.type)
+  if (type === undefined) throw new NodeError(`Node type '${node.type}' cannot run in this version.`)
   const settings = templateOf(st.plan, node)(scopeFor(st, inputs, loop, src => { if (misses.length < 20) misses.push(src) })) as Record<string, unknown>
   const task = st.task
-  const result = await runner({
+  const result = await type.run({
     settings,
     rawSettings: node.settings ?? {},
-    input: TRIGGERS.has(node.type) ? st.triggerOutput : input,
+    input: type.description.entry_trigger ? st.triggerOutput : input,
     inputs,
     deadline: task.deadline,
     signal: st.ac.signal,
@@ -247,7 +246,7 @@ async function invoke (st: RunState, level: Level, node: WorkflowNode, inputs: u
           r = await runWorkflow({
             definition, workflow: { id: workflowId }, execution_id: task.execution_id, trigger_output: subInput, records: 'never',
             deadline: task.deadline, outbound_allowlist: task.outbound_allowlist, subworkflows: task.subworkflows, credentials: task.credentials, depth: (task.depth ?? 0) + 1,
-            // The sub-run's nodes are children of this execute_subworkflow node's span.
+            // The sub-run's nodes are children of the calling node's span.
             ...(trace !== undefined ? { trace } : {})
           }, { bridge: { emit: () => {}, kv: st.bridge.kv, close: () => {} }, budget: st.budget, signal: st.ac.signal })
           if (r.spans !== undefined && st.spans !== null) st.spans.push(...r.spans)
@@ -269,7 +268,7 @@ async function invoke (st: RunState, level: Level, node: WorkflowNode, inputs: u
       stopAfter: () => st.destinationReached
     }
   })
-  if (node.type === 'http_request_node') checkStatus(node, result, st.allOut, st.nodes)
+  type.afterRun?.(node, result, st.allOut, st.nodes)
   return result
 }
 
@@ -322,9 +321,7 @@ function upstreamInput (node: WorkflowNode, edges: WorkflowEdge[], outputs: Map<
   return ins.length <= 1 ? ins[0] : ins
 }
 
+/** The handles a pinned output follows: a branching node's from its output (a pinned loop goes to done). */
 function handlesOfPinned (node: WorkflowNode, out: unknown): string[] | undefined {
-  if (node.type === 'condition_node') return [(out as { result?: unknown })?.result === false ? 'false' : 'true']
-  if (node.type === 'loop_node') return ['done']
-  if (node.type === 'cache_lookup_node') return [(out as { hit?: unknown })?.hit === true ? 'hit' : 'miss']
-  return undefined
+  return nodeType(node.type)?.pinnedHandles?.(out)
 }

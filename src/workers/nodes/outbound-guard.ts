@@ -60,7 +60,12 @@ export function guardedLookup (list: Allowlist): net.LookupFunction {
         return
       }
       if ((options as dns.LookupOptions).all === true) (callback as unknown as (e: null, a: dns.LookupAddress[]) => void)(null, list2)
-      else (callback as (e: null, a: string, f: number) => void)(null, list2[0].address, list2[0].family)
+      else {
+        const first = list2[0]
+        // dns answers an error rather than no address; kept as the same error should a resolver not.
+        if (first === undefined) (callback as (e: Error | null) => void)(Object.assign(new Error(`getaddrinfo ENOTFOUND ${hostname}`), { code: 'ENOTFOUND' }))
+        else (callback as (e: null, a: string, f: number) => void)(null, first.address, first.family)
+      }
     })
   }
 }

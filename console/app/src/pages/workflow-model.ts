@@ -1,6 +1,6 @@
 /** Between the saved workflow definition and the graph the editor shows. */
 import type { Edge, Node } from '@xyflow/react'
-import type { NodeDescription } from '../../../../src/common/workflow-catalogue'
+import type { NodeDescription } from '../../../../src/common/node-description'
 
 /** A node type as the catalogue (GET /api/v1/workflows/nodes) describes it: the server's own type. */
 export type NodeType = NodeDescription

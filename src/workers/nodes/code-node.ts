@@ -9,11 +9,15 @@
  *   host ◄── JSON text ── return value (undefined → null) or the error's message
  *
  * The runtime is disposed after every call, so nothing leaks from one run to the next.
+ * QuickJS is loaded on the node's first run: a worker (or the main thread, which
+ * reads the description) that never meets a code node never loads it.
  */
 import fs from 'node:fs'
 import { createRequire } from 'node:module'
-import { newQuickJSWASMModuleFromVariant, newVariant, RELEASE_SYNC, type QuickJSContext, type QuickJSWASMModule } from 'quickjs-emscripten'
+import type { QuickJSContext, QuickJSWASMModule } from 'quickjs-emscripten'
 import { NodeError, type NodeContext, type NodeResult } from '../engine/types.js'
+import { plain, required } from './describe.js'
+import type { NodeType } from './node-type.js'
 
 export const CODE_MEMORY_BYTES = 32 * 1024 * 1024
 export const CODE_TIME_MS = 1000
@@ -31,12 +35,13 @@ let shared: Promise<QuickJSWASMModule> | undefined
 
 /** The worker's QuickJS module (one per worker, replaced after any fault inside it). */
 async function quickjs (): Promise<QuickJSWASMModule> {
+  const { newQuickJSWASMModuleFromVariant, newVariant, RELEASE_SYNC } = await import('quickjs-emscripten')
   compiled ??= WebAssembly.compile(fs.readFileSync(createRequire(import.meta.url).resolve('@jitl/quickjs-wasmfile-release-sync/wasm')))
   const wasmModule = await compiled
   // The module's own stderr stays quiet: after a host stack overflow inside a builtin, disposing
   // the runtime aborts with an assertion message, a fault already reported as the node's error
   // (and the module replaced); printed, it read like a crash of the worker.
-  const emscriptenModule = { printErr: () => {} } as unknown as NonNullable<Parameters<typeof newVariant>[1]['emscriptenModule']>
+  const emscriptenModule = { printErr: () => {} } as unknown as NonNullable<Parameters<typeof import('quickjs-emscripten').newVariant>[1]['emscriptenModule']>
   shared ??= newQuickJSWASMModuleFromVariant(newVariant(RELEASE_SYNC, { wasmModule, wasmMemory: new WebAssembly.Memory(WASM_PAGES), emscriptenModule }))
   return await shared
 }
@@ -46,7 +51,7 @@ const $json = __d.json, $node = __d.node, $workflow = __d.workflow, $execution =
 const $input = Object.freeze({ all: () => __d.inputs, first: () => __d.inputs[0], item: __d.inputs[0] });
 const console = Object.freeze({ log () {}, info () {}, warn () {}, error () {} });`
 
-export const runCode = async (ctx: NodeContext): Promise<NodeResult> => {
+async function runCode (ctx: NodeContext): Promise<NodeResult> {
   const name = ctx.node.name
   const code = ctx.rawSettings.code
   if (typeof code !== 'string' || code.trim() === '') throw new NodeError(`Code node '${name}' needs code: the body of a function, ending with a return.`)
@@ -98,6 +103,16 @@ export const runCode = async (ctx: NodeContext): Promise<NodeResult> => {
   } finally {
     try { vm.dispose(); rt.dispose() } catch { shared = undefined }
   }
+}
+
+export const codeNode: NodeType = {
+  description: plain('code_node', 'data', 'Runs JavaScript in a sandbox with memory and time limits; its return value is the output.', {
+    code: required('the body of a JavaScript function; $json, $input, $workflow, $execution are in scope')
+  }, ['code'], 'the value the code returns (JSON)', 'One input, one output. The code is JavaScript, not an expression.'),
+  run: runCode,
+  // The code is JavaScript, read from the raw settings: never a template.
+  literalSettings: ['code'],
+  needs: { cpu: true }
 }
 
 function readString (vm: QuickJSContext, key: string): string | undefined {

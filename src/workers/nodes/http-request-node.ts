@@ -2,7 +2,11 @@
  * http_request_node: method, URL and headers (expressions already evaluated),
  * timeout_ms, body json | raw | form_data | multipart. Output:
  * `{ response: { status, headers, body }, timedOut }`; JSON bodies are parsed.
- * Redirects are followed by hand (at most 5), each hop through the address guard.
+ * Redirects are followed by hand (at most 5), each hop through the address guard
+ * (outbound-guard.ts). A non-2xx answer fails the node unless the node continues on
+ * error or a condition node downstream reads its status (src/common/status-handling.ts
+ * decides which rule applies; the workflow then handles the error itself). A timeout
+ * is not an error (`timedOut: true`).
  */
 import http from 'node:http'
 import https from 'node:https'
@@ -10,8 +14,11 @@ import net from 'node:net'
 import { randomBytes } from 'node:crypto'
 import { createHash } from 'node:crypto'
 import { formatTraceparent, type TraceContext } from '../../common/trace-context.js'
+import { describeStatusRule, statusRuleOf } from '../../common/status-handling.js'
 import { NodeError, type HttpCredential, type NodeContext, type NodeResult } from '../engine/types.js'
 import { allowed, guardedLookup, isBlockedAddress, parseAllowlist, type Allowlist } from './outbound-guard.js'
+import { expr, int, object, plain, required } from './describe.js'
+import type { NodeType } from './node-type.js'
 
 const MAX_RESPONSE = 10 * 1024 * 1024
 const MAX_REDIRECTS = 5
@@ -129,7 +136,7 @@ function propagate (trace: TraceContext, headers: Record<string, string>): void 
   if (trace.state !== undefined) headers.tracestate = trace.state
 }
 
-export async function runHttpRequest (ctx: NodeContext): Promise<NodeResult> {
+async function runHttpRequest (ctx: NodeContext): Promise<NodeResult> {
   const s = ctx.settings
   const method = String(s.method ?? 'GET').toUpperCase()
   let url: URL
@@ -183,4 +190,32 @@ export async function runHttpRequest (ctx: NodeContext): Promise<NodeResult> {
     clearTimeout(timer)
     ctx.signal.removeEventListener('abort', onOuter)
   }
+}
+
+export const httpRequestNode: NodeType = {
+  description: plain('http_request_node', 'action', 'Calls an HTTP API. A non-2xx answer fails the run unless continue_on_error is on or a condition node downstream (right after it or later) tests {{<name>.response.status}}.', {
+    method: { anyOf: [{ type: 'string', pattern: '^(?:[Gg][Ee][Tt]|[Pp][Oo][Ss][Tt]|[Pp][Uu][Tt]|[Pp][Aa][Tt][Cc][Hh]|[Dd][Ee][Ll][Ee][Tt][Ee]|[Hh][Ee][Aa][Dd]|[Oo][Pp][Tt][Ii][Oo][Nn][Ss])$' }, expr], description: 'GET, POST, PUT, PATCH, DELETE, HEAD or OPTIONS (default GET)' },
+    url: required('absolute http:// or https:// URL; may embed {{ }} expressions'),
+    headers: object('an object of header names to values'),
+    timeout_ms: int(1, 3_600_000),
+    credentials_id: { type: ['string', 'null'], description: 'id of an http_basic, http_bearer, http_header or oauth2_client_credentials credential: its secret is added to the request (never to another origin after a redirect) and stays out of the workflow' },
+    body: {
+      type: 'object',
+      additionalProperties: false,
+      required: ['type'],
+      properties: { type: { type: 'string', enum: ['json', 'raw', 'form_data', 'multipart'] }, content: {} },
+      description: '{type: "json"|"raw"|"form_data"|"multipart", content}'
+    },
+    continue_on_error: { type: 'boolean', description: 'true: a non-2xx answer is output like any other and the run goes on (default false: it fails the run unless a condition downstream reads the status); a network failure still fails the run' }
+  }, ['url'], '{response: {status, headers, body}, timedOut}', 'One output. To handle a non-2xx answer, connect a condition_node that tests {{<name>.response.status}} downstream (directly or after other nodes), or set continue_on_error.'),
+  run: runHttpRequest,
+  // The non-2xx rule, applied once the answer is in.
+  afterRun: (node, result, outEdges, nodes) => {
+    const out = result.output as { response?: { status?: number }, timedOut?: boolean }
+    const st = out.response?.status ?? 0
+    if (out.timedOut === true || (st >= 200 && st < 300)) return
+    const rule = statusRuleOf(node, nodes, outEdges)
+    if (rule.rule === 'fails') throw new NodeError(`The backend answered ${st}. ${describeStatusRule(node, rule)}`)
+  },
+  needs: { credentialId: settings => typeof settings.credentials_id === 'string' && settings.credentials_id !== '' ? settings.credentials_id : undefined }
 }

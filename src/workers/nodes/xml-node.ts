@@ -7,9 +7,14 @@
  *   json_to_xml: an object (or JSON text) becomes XML text; element names are
  *     checked so data cannot inject markup. Output: `{ output }`.
  * Parsing costs about 1 µs per byte, so the size bound is also a time bound.
+ * The parser is loaded on the node's first run: a worker (or the main thread,
+ * which reads the description) that never meets an XML node never loads it.
  */
-import { XMLBuilder, XMLParser, XMLValidator } from 'fast-xml-parser'
-import { NodeError, type NodeContext, type NodeResult } from '../engine/types.js'
+import { NodeError } from '../engine/types.js'
+import { anyValue, bool, plain } from './describe.js'
+import type { NodeType } from './node-type.js'
+
+type Xml = typeof import('fast-xml-parser')
 
 export const MAX_XML_BYTES = 1024 * 1024
 
@@ -27,16 +32,24 @@ const parserOptions = (unwrap: boolean) => ({
 
 const NAME = /^[A-Za-z_][A-Za-z0-9._-]*(:[A-Za-z_][A-Za-z0-9._-]*)?$/
 
-export const runXml = async (ctx: NodeContext): Promise<NodeResult> => {
-  const name = ctx.node.name
-  const mode = ctx.settings.mode ?? 'xml_to_json'
-  const source = ctx.settings.source
-  if (mode === 'xml_to_json') return { output: { output: xmlToJson(name, source, ctx.settings.unwrap_soap === true) } }
-  if (mode === 'json_to_xml') return { output: { output: jsonToXml(name, source) } }
-  throw new NodeError(`XML node '${name}': mode must be xml_to_json or json_to_xml.`)
+export const xmlNode: NodeType = {
+  description: plain('xml_node', 'data', 'Converts XML to JSON (optionally unwrapping a SOAP body) or JSON to XML.', {
+    mode: { type: 'string', enum: ['xml_to_json', 'json_to_xml'], description: '"xml_to_json" (default) or "json_to_xml"' },
+    source: anyValue('a {{ }} expression giving the XML text or the object to convert'),
+    unwrap_soap: bool
+  }, ['source'], '{output: <converted value>}', 'One input, one output. mode defaults to "xml_to_json".'),
+  run: async ctx => {
+    const xml = await import('fast-xml-parser')
+    const name = ctx.node.name
+    const mode = ctx.settings.mode ?? 'xml_to_json'
+    const source = ctx.settings.source
+    if (mode === 'xml_to_json') return { output: { output: xmlToJson(xml, name, source, ctx.settings.unwrap_soap === true) } }
+    if (mode === 'json_to_xml') return { output: { output: jsonToXml(xml, name, source) } }
+    throw new NodeError(`XML node '${name}': mode must be xml_to_json or json_to_xml.`)
+  }
 }
 
-function xmlToJson (name: string, source: unknown, unwrap: boolean): unknown {
+function xmlToJson ({ XMLParser, XMLValidator }: Xml, name: string, source: unknown, unwrap: boolean): unknown {
   if (typeof source !== 'string') throw new NodeError(`XML node '${name}': source must be XML text, such as {{fetch.response.body}}.`)
   if (Buffer.byteLength(source) > MAX_XML_BYTES) throw new NodeError(`XML node '${name}': the XML is larger than ${MAX_XML_BYTES} bytes.`)
   const valid = XMLValidator.validate(source)
@@ -55,7 +68,7 @@ function xmlToJson (name: string, source: unknown, unwrap: boolean): unknown {
   return Object.fromEntries(Object.entries(body).filter(([k]) => !k.startsWith('@_')))
 }
 
-function jsonToXml (name: string, source: unknown): string {
+function jsonToXml ({ XMLBuilder }: Xml, name: string, source: unknown): string {
   let value = source
   if (typeof value === 'string') {
     try { value = JSON.parse(value) } catch { throw new NodeError(`XML node '${name}': source must be an object or JSON text.`) }
