@@ -46,7 +46,8 @@ export class RequestLogFiles implements RequestLogStore {
   private handle: fs.FileHandle | null = null
   private size = 0
   private seq = 0
-  private out = Buffer.allocUnsafe(OUT_KEEP)
+  /** Where a batch's lines are encoded; null while an append uses it. */
+  private out: Buffer | null = Buffer.allocUnsafe(OUT_KEEP)
   private readonly segmentMs: number
   private readonly segmentBytes: number
   private readonly now: () => number
@@ -103,7 +104,9 @@ export class RequestLogFiles implements RequestLogStore {
     const handle = this.handle as fs.FileHandle
     // Each line goes straight into one reused buffer: concatenating the batch into a string first
     // cost a flattening and a second pass to encode it (about half of a line's cost).
-    let out = this.out
+    // Taken while this append uses it: an overlapping append gets a buffer of its own.
+    let out = this.out ?? Buffer.allocUnsafe(OUT_KEEP)
+    this.out = null
     let n = 0
     let seq = this.seq
     for (const r of records) {
@@ -112,18 +115,19 @@ export class RequestLogFiles implements RequestLogStore {
       if (n + line.length * 3 > out.length) {
         const bigger = Buffer.allocUnsafe(Math.max(out.length * 2, n + line.length * 3))
         out.copy(bigger, 0, 0, n)
-        out = this.out = bigger
+        out = bigger
       }
       n += out.write(line, n)
     }
-    // The write is awaited before the buffer is used again (the writer runs one flush at a time).
     const bytes = out.subarray(0, n)
-    if (out.length > OUT_KEEP) this.out = Buffer.allocUnsafe(OUT_KEEP)
     try {
       await handle.write(bytes, 0, bytes.length)
     } catch (err) {
       await handle.truncate(this.size).catch(() => {})
       throw err
+    } finally {
+      // Given back once written (a larger one, made for a big batch, is let go).
+      if (out.length <= OUT_KEEP) this.out = out
     }
     this.seq = seq
     this.size += bytes.length
