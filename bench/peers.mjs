@@ -12,7 +12,7 @@
  *   haproxy     nbthread 1, http-reuse always, no log
  *   fastify     fastify 5 + @fastify/http-proxy (undici keep-alive pool), one Node.js process (bench/peer-fastify.mjs)
  *   gatehouse   the service as `npm start` runs it (bench/service-server.mjs: embedded store, request
- *               log on, LOG_LEVEL info with one access line per request to a file); one uWS thread serves the gateway
+ *               log on, LOG_LEVEL info with one access line per request to a file), GATEWAY_THREADS=1
  *   gatehouse-logs-off  the same with REQUEST_LOG_RETENTION_HOURS=0 and LOG_LEVEL=warn
  * Saturation: `wrk -t1 -c50 -d<duration>` GET; every round runs every contender once per size, the
  * order rotating each round. CPU µs/req = the contender's processes' CPU time (/proc utime+stime, all
@@ -149,7 +149,8 @@ async function main () {
       procs.push(fy); pids.fastify = fy.pid; ports.fastify = PORTS.fastify
       await new Promise((resolve, reject) => { fy.once('message', resolve); fy.once('exit', c => reject(new Error(`fastify peer exited (${c})`))) })
     }
-    const base = { PORT: '0', MANAGEMENT_PORT: '0' }
+    // One gateway thread: the data plane on one core, as the other contenders (the worker pool runs workflows only).
+    const base = { PORT: '0', MANAGEMENT_PORT: '0', GATEWAY_THREADS: '1' }
     const opts = { work, backendPort: PORTS.backend }
     if (CONTENDERS.includes('gatehouse')) {
       const s = await startBenchService('gatehouse', { ...base, DATA_DIR: path.join(work, 'data-default') }, opts)
