@@ -1,5 +1,6 @@
 /** Collection operations: list, read, create, update, delete, status, duplicate. */
 import type { Collection, Page } from '../../common/types.js'
+import type { TargetHealth } from '../gateway/index.js'
 import { withCorsDefaults } from '../gateway/responses/cors.js'
 import { upstreamForCreate, upstreamForUpdate, type UpstreamBody } from '../management/upstream-fields.js'
 import { checkCollectionFields } from '../management/validation.js'
@@ -59,4 +60,15 @@ export async function duplicateCollectionOp (deps: Deps, caller: Caller, input: 
   const { collection, proxies } = await duplicateCollection(deps.store, input.id, overrides)
   deps.effects.changed(caller, { resource_kind: 'collection', collection_id: input.id, operation: 'duplicated', related_collection_id: collection.id })
   return { ...collection, source_collection_id: input.id, related_collection_id: collection.id, proxy_count: proxies.length }
+}
+
+/**
+ * This instance's view of the collection's targets. A collection forwarded straight to one IP
+ * address (no set of targets to choose from) reads healthy: nothing holds it out.
+ */
+export async function upstreamHealthOp (deps: { store: OperationDeps['store'], health: (collectionId: string) => TargetHealth[] | null }, _caller: Caller, input: RecordRef): Promise<{ collection_id: string, targets: unknown[] }> {
+  const c = await getCollection(deps.store, input.id)
+  const seen = deps.health(c.id)
+  const targets = seen ?? c.upstream.targets.map(t => ({ url: t.url, weight: t.weight, state: 'healthy' as const, since: c.updated_at, last_error: null, addresses: [] }))
+  return { collection_id: c.id, targets }
 }

@@ -109,3 +109,9 @@ export async function bulkProxiesOp (deps: Deps, caller: Caller, input: { action
   const failed = results.filter(r => !r.ok).length
   return { action, succeeded: results.length - failed, failed, results }
 }
+
+/** Drops a proxy's cached answers on every instance (`purge` reaches them all); nothing is stored, no event. */
+export async function purgeProxyCacheOp (deps: { store: OperationDeps['store'], purge: (proxyId: string) => Promise<void> }, _caller: Caller, input: RecordRef): Promise<void> {
+  const p = await getProxy(deps.store, input.id)
+  await deps.purge(p.id)
+}

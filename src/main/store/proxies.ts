@@ -76,7 +76,8 @@ async function claimRoutes (q: Queryable, p: Pick<Proxy, 'id' | 'collection_id' 
     `SELECT p.name, r.method FROM proxy_routes r JOIN proxies p ON p.id = r.proxy_id
      WHERE r.collection_id = $1 AND r.route_key = $2 AND r.method = ANY($3::text[])`,
     [p.collection_id, key, p.methods])
-  if (rows.length > 0) throw routeTaken(p.path, rows[0].method, rows[0].name)
+  const [taken] = rows
+  if (taken !== undefined) throw routeTaken(p.path, taken.method, taken.name)
   for (const m of p.methods) {
     try {
       await q.query('INSERT INTO proxy_routes (collection_id, route_key, method, proxy_id) VALUES ($1, $2, $3, $4)', [p.collection_id, key, m, p.id])
@@ -175,4 +176,11 @@ export async function duplicateProxy (store: Store, id: string, opts: { collecti
     await bumpConfigVersion(q, 'proxy', copy.id)
     return copy
   })
+}
+
+/** Proxies that carry a workflow (one, or all in creation order), with whether their collection is active. */
+export async function listWorkflowProxies (q: Queryable, proxyId?: string): Promise<Array<{ proxy: Proxy, collectionActive: boolean }>> {
+  const r = await q.query(`SELECT p.*, c.status AS collection_status FROM proxies p JOIN collections c ON c.id = p.collection_id
+    WHERE p.workflow IS NOT NULL${proxyId !== undefined ? ' AND p.id = $1' : ''} ORDER BY p.seq`, proxyId !== undefined ? [proxyId] : [])
+  return r.rows.map(row => ({ proxy: toProxy(row), collectionActive: row.collection_status === 'active' }))
 }
