@@ -5,17 +5,18 @@ export interface Cidr { bytes: Uint8Array, bits: number }
 
 export function ipBytes (ip: string): Uint8Array | null {
   const mapped = /^::ffff:(\d+\.\d+\.\d+\.\d+)$/i.exec(ip)
-  if (mapped !== null) ip = mapped[1]
+  if (mapped !== null) ip = mapped[1]! // group 1 is not optional
   if (net.isIPv4(ip)) return Uint8Array.from(ip.split('.').map(Number))
   if (!net.isIPv6(ip)) return null
-  const [head, tail] = ip.split('::')
+  const [head = '', tail] = ip.split('::')
   const parse = (s: string) => s === '' ? [] : s.split(':')
   let groups = parse(head)
   let rest = tail === undefined ? [] : parse(tail)
   const last = (rest.length > 0 ? rest : groups).at(-1) ?? ''
   if (last.includes('.')) {
-    const v4 = last.split('.').map(Number)
-    const extra = [((v4[0] << 8) | v4[1]).toString(16), ((v4[2] << 8) | v4[3]).toString(16)]
+    // net.isIPv6 accepted it, so the embedded IPv4 address has its four parts.
+    const [a = 0, b = 0, c = 0, d = 0] = last.split('.').map(Number)
+    const extra = [((a << 8) | b).toString(16), ((c << 8) | d).toString(16)]
     if (rest.length > 0) rest = [...rest.slice(0, -1), ...extra]
     else groups = [...groups.slice(0, -1), ...extra]
   }
@@ -27,7 +28,7 @@ export function ipBytes (ip: string): Uint8Array | null {
 }
 
 export function parseCidr (s: string): Cidr | null {
-  const [ip, len] = s.trim().split('/')
+  const [ip = '', len] = s.trim().split('/')
   const bytes = ipBytes(ip)
   if (bytes === null) return null
   const max = bytes.length * 8
@@ -42,7 +43,8 @@ export function cidrContains (c: Cidr, ip: string): boolean {
   let bits = c.bits
   for (let i = 0; i < b.length && bits > 0; i++, bits -= 8) {
     const mask = bits >= 8 ? 255 : (0xff << (8 - bits)) & 255
-    if ((b[i] & mask) !== (c.bytes[i] & mask)) return false
+    // i < b.length, and both have that length.
+    if ((b[i]! & mask) !== (c.bytes[i]! & mask)) return false
   }
   return true
 }

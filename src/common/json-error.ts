@@ -8,7 +8,7 @@ export function jsonSyntaxError (text: string, err: Error): AppError {
   if (position === null) return new AppError(400, 'invalid_json', 'The request body is not valid JSON.', [{ field: '(body)', message: err.message }])
   const before = text.slice(0, position).split('\n')
   const line = before.length
-  const column = before[before.length - 1].length + 1
+  const column = (before.at(-1) ?? '').length + 1
   return new AppError(400, 'invalid_json', `The request body is not valid JSON: ${err.message.replace(/ in JSON at position \d+.*$/, '')} at line ${line}, column ${column}.`,
     [{ field: '(body)', message: err.message, position, line, column }])
 }

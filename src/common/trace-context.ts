@@ -44,7 +44,8 @@ export function parseTraceparent (value: string | null | undefined, state?: stri
   // Version ff is invalid; version 00 has nothing after the flags; later versions may append fields.
   if (version === 'ff' || (version === '00' && m[5] !== undefined)) return null
   if (m[2] === ZERO_TRACE || m[3] === ZERO_SPAN) return null
-  const ctx: TraceContext = { trace_id: m[2], span_id: m[3], sampled: (parseInt(m[4], 16) & 1) === 1 }
+  // Groups 2-4 are not optional: they are there whenever TRACEPARENT matched.
+  const ctx: TraceContext = { trace_id: m[2]!, span_id: m[3]!, sampled: (parseInt(m[4]!, 16) & 1) === 1 }
   if (state !== null && state !== undefined && state !== '' && state.length <= 512) ctx.state = state
   return ctx
 }

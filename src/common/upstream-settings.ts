@@ -45,7 +45,7 @@ export function mergeUpstream (current: UpstreamSettings | null, input: Upstream
   const i = input ?? {}
   const targets = i.targets !== undefined
     ? i.targets.map(t => ({ url: t.url, weight: t.weight ?? DEFAULT_WEIGHT }))
-    : upstreamUrl !== undefined ? [{ url: upstreamUrl, weight: base.targets.length === 1 ? base.targets[0].weight : DEFAULT_WEIGHT }] : base.targets
+    : upstreamUrl !== undefined ? [{ url: upstreamUrl, weight: (base.targets.length === 1 ? base.targets[0]?.weight : undefined) ?? DEFAULT_WEIGHT }] : base.targets
   const hc = i.health_checks
   return {
     targets,

@@ -20,6 +20,8 @@ export type Compiled = (scope: Scope) => unknown
 export function isFunctionName (name: string): boolean { return own(GLOBAL_FNS, name) || own(NAMESPACE_FNS, name) }
 
 const own = (o: object, k: string): boolean => Object.prototype.hasOwnProperty.call(o, k)
+/** The table's own entry for k (never one inherited from Object.prototype). */
+const ownValue = <T>(o: Record<string, T>, k: string): T | undefined => own(o, k) ? o[k] : undefined
 const BLOCKED = new Set(['__proto__', 'constructor', 'prototype', '__defineGetter__', '__defineSetter__', '__lookupGetter__', '__lookupSetter__'])
 
 const GLOBAL_FNS: Record<string, (...a: unknown[]) => unknown> = {
@@ -169,15 +171,15 @@ function call (n: Extract<Node, { k: 'call' }>): Compiled {
   const argv = (s: Scope) => args.map(a => a(s))
   const c = n.callee
   if (c.k === 'name') {
-    const fn = own(GLOBAL_FNS, c.v) ? GLOBAL_FNS[c.v] : undefined
+    const fn = ownValue(GLOBAL_FNS, c.v)
     if (fn === undefined) throw new ExpressionError(`'${c.v}' is not a function you can call here.`, c.at)
     return s => fn(...argv(s))
   }
   if (c.k === 'member' && c.prop.k === 'lit' && typeof c.prop.v === 'string') {
     const method = c.prop.v
-    if (c.obj.k === 'name' && own(NAMESPACE_FNS, c.obj.v)) {
-      const ns = NAMESPACE_FNS[c.obj.v]
-      const fn = own(ns, method) ? ns[method] : undefined
+    const ns = c.obj.k === 'name' ? ownValue(NAMESPACE_FNS, c.obj.v) : undefined
+    if (c.obj.k === 'name' && ns !== undefined) {
+      const fn = ownValue(ns, method)
       if (fn === undefined) throw new ExpressionError(`${c.obj.v}.${method} is not available.`, c.at)
       return s => fn(...argv(s))
     }
@@ -187,10 +189,17 @@ function call (n: Extract<Node, { k: 'call' }>): Compiled {
       // `$input.all()` / `.first()` and similar host objects expose plain functions by name.
       if (obj !== null && typeof obj === 'object' && !Array.isArray(obj) && HOST_FNS in (obj as object)) {
         const fns = (obj as { [HOST_FNS]: Record<string, (...a: unknown[]) => unknown> })[HOST_FNS]
-        if (own(fns, method)) return fns[method](...argv(s))
+        const fn = ownValue(fns, method)
+        if (fn !== undefined) return fn(...argv(s))
       }
-      if (typeof obj === 'string' && own(STRING_METHODS, method)) return STRING_METHODS[method](obj, ...argv(s))
-      if (Array.isArray(obj) && own(ARRAY_METHODS, method)) return ARRAY_METHODS[method](obj, ...argv(s))
+      if (typeof obj === 'string') {
+        const m = ownValue(STRING_METHODS, method)
+        if (m !== undefined) return m(obj, ...argv(s))
+      }
+      if (Array.isArray(obj)) {
+        const m = ownValue(ARRAY_METHODS, method)
+        if (m !== undefined) return m(obj, ...argv(s))
+      }
       if (method === 'toString' && obj !== undefined && obj !== null) return text(obj)
       throw new ExpressionError(`'${method}' cannot be called on ${obj === null ? 'null' : Array.isArray(obj) ? 'a list' : typeof obj}.`, c.at)
     }

@@ -18,7 +18,7 @@ export function tokenize (src: string): Token[] {
   const out: Token[] = []
   let i = 0
   while (i < src.length) {
-    const c = src[i]
+    const c = src.charAt(i)
     if (c === ' ' || c === '\t' || c === '\n' || c === '\r') { i++; continue }
     if (/[0-9]/.test(c)) {
       const m = /^\d+(\.\d+)?([eE][+-]?\d+)?/.exec(src.slice(i))!

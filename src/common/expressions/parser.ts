@@ -22,7 +22,10 @@ const BINARY: Record<string, number> = {
 export function parseExpression (src: string): Node {
   const toks = tokenize(src)
   let p = 0
-  const peek = (): Token => toks[p]
+  // The list ends with an `end` token, which nothing consumes: reading past it reads it again.
+  const end = toks[toks.length - 1] ?? { t: 'end', at: src.length }
+  const at = (i: number): Token => toks[i] ?? end
+  const peek = (): Token => at(p)
   const isOp = (v: string) => { const t = peek(); return t.t === 'op' && t.v === v }
   const expect = (v: string) => {
     if (!isOp(v)) throw new ExpressionError(`Expected '${v}'.`, peek().at)
@@ -30,7 +33,7 @@ export function parseExpression (src: string): Node {
   }
 
   function primary (): Node {
-    const t = toks[p++]
+    const t = at(p++)
     switch (t.t) {
       case 'num': return { k: 'lit', v: t.v }
       case 'str': return { k: 'lit', v: t.v }
@@ -54,7 +57,7 @@ export function parseExpression (src: string): Node {
       if (t.t !== 'op') return node
       if (t.v === '.' || t.v === '?.') {
         p++
-        const name = toks[p]
+        const name = at(p)
         if (t.v === '?.' && name.t === 'op' && name.v === '[') {
           p++
           const prop = expr(0)

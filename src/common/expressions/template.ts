@@ -14,15 +14,16 @@ export const TEMPLATE_PART = /\{\{([\s\S]*?)\}\}/g
 
 export function compileTemplate (text: string): Template {
   const whole = /^\{\{([\s\S]*?)\}\}$/.exec(text)
-  if (whole !== null && !whole[1].includes('{{')) {
-    return reporting(wrap(whole[1], 2), whole[0])
+  // Group 1 is not optional: it is there whenever the expression matched.
+  if (whole !== null && !whole[1]!.includes('{{')) {
+    return reporting(wrap(whole[1]!, 2), whole[0])
   }
   if (!text.includes('{{')) return () => text
   const parts: Array<string | Compiled> = []
   let last = 0
   for (const m of text.matchAll(TEMPLATE_PART)) {
     if (m.index > last) parts.push(text.slice(last, m.index))
-    parts.push(reporting(wrap(m[1], m.index + 2), m[0]))
+    parts.push(reporting(wrap(m[1]!, m.index + 2), m[0]))
     last = m.index + m[0].length
   }
   if (last < text.length) parts.push(text.slice(last))
