@@ -30,7 +30,7 @@ function bufferBody (x: GatewayExchange, then: (x: GatewayExchange, body: Buffer
     }
     // The chunk's memory is reused after this callback: copy it.
     chunks.push(Buffer.from(Buffer.from(ab)))
-    if (last) { const body = chunks.length === 1 ? chunks[0] : Buffer.concat(chunks, at); x.afterGate(() => then(x, body)) }
+    if (last) { const body = chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks, at); x.afterGate(() => then(x, body)) }
   })
 }
 

@@ -213,8 +213,9 @@ export class GatewayExchange {
     if (!typed && defaultType !== null) res.writeHeader('content-type', defaultType)
     res.writeHeader('x-request-id', this.rid)
     const limits = this.limitHeaders
-    for (let i = 0; i < limits.length; i++) res.writeHeader(limits[i][0], limits[i][1])
-    if (cors !== null) for (let i = 0; i < cors.length; i++) res.writeHeader(cors[i][0], cors[i][1])
+    // i < length in both loops.
+    for (let i = 0; i < limits.length; i++) res.writeHeader(limits[i]![0], limits[i]![1])
+    if (cors !== null) for (let i = 0; i < cors.length; i++) res.writeHeader(cors[i]![0], cors[i]![1])
     if (this.varyEncoding) res.writeHeader('vary', 'Accept-Encoding')
     if (this.cacheStatus !== null) res.writeHeader('cache-status', this.cacheStatus)
   }

@@ -170,7 +170,7 @@ function handleRequest (x: GatewayExchange): void {
   const url = x.url
   const segments = url.length > 1 ? url.slice(1).split('/') : []
   for (let i = 0; i < segments.length; i++) {
-    const s = segments[i]
+    const s = segments[i]! // i < segments.length
     if (s === '..' || s === '.' || (s.includes('%') && unsafeSegment(s))) { x.fail(badRequest('The request path contains dot segments or encoded separators.')); return }
   }
   // A CORS preflight carries no credentials: answered before the access stage, by the gateway itself.

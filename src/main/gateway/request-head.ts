@@ -31,7 +31,7 @@ export function buildTargetPath (route: CompiledRoute, params: string[], tail: s
   let out = basePath
   const parts = route.targetParts
   for (let i = 0; i < parts.length; i++) {
-    const p = parts[i]
+    const p = parts[i]! // i < parts.length
     if (typeof p === 'string') {
       // '/' before an empty wildcard tail is dropped: /files/* with nothing after maps to the bare prefix.
       if (p === '/' && tail === '' && i + 1 < parts.length && typeof parts[i + 1] === 'object' && 'wildcard' in (parts[i + 1] as object)) continue
@@ -49,14 +49,14 @@ export function buildRequestHead (route: CompiledRoute, info: ClientRequestInfo,
   const extraDrop = info.connectionTokens
   const traced = info.traceparent !== null
   for (let i = 0; i < info.headers.length; i++) {
-    const [k, v] = info.headers[i]
+    const [k, v] = info.headers[i]! // i < length, as in the loops below
     if (DROP.has(k) || route.addHeaderNames.has(k)) continue
     if (extraDrop !== null && extraDrop.includes(k)) continue
     if (traced && (k === 'traceparent' || k === 'tracestate')) continue
     head += `${k}: ${v}\r\n`
   }
   if (traced) head += info.tracestate === null ? `traceparent: ${info.traceparent}\r\n` : `traceparent: ${info.traceparent}\r\ntracestate: ${info.tracestate}\r\n`
-  for (let i = 0; i < route.addHeaders.length; i++) head += `${route.addHeaders[i][0]}: ${route.addHeaders[i][1]}\r\n`
+  for (let i = 0; i < route.addHeaders.length; i++) head += `${route.addHeaders[i]![0]}: ${route.addHeaders[i]![1]}\r\n`
   head += `x-forwarded-for: ${info.xff === null ? info.remoteIp : `${info.xff}, ${info.remoteIp}`}\r\n` +
     `x-forwarded-proto: ${info.proto}\r\nx-forwarded-host: ${info.host}\r\nx-request-id: ${info.requestId}\r\n`
   // The client's X-Real-IP is dropped above: nginx-style backends trust this header as the client's address.

@@ -163,17 +163,18 @@ export class RouteTable {
     if (!replaced) this.upstreams?.drop(id)
     for (const pid of this.byCollection.get(id) ?? []) this.unplace(this.proxies.get(pid)!)
     const path: BaseNode[] = [this.bases]
+    let last = this.bases
     for (const seg of entry.segments) {
-      const next = path[path.length - 1].children.get(seg)
+      const next = last.children.get(seg)
       if (next === undefined) return
-      path.push(next)
+      path.push(last = next)
     }
-    const last = path[path.length - 1]
     if (last.entry === entry) last.entry = null
+    // path[i] is reached by entry.segments[i - 1]: both indexes are in range for i in 1..path.length - 1.
     for (let i = path.length - 1; i > 0; i--) {
-      const n = path[i]
+      const n = path[i]!
       if (n.entry !== null || n.children.size > 0) break
-      path[i - 1].children.delete(entry.segments[i - 1])
+      path[i - 1]!.children.delete(entry.segments[i - 1]!)
     }
   }
 
@@ -243,24 +244,24 @@ export class RouteTable {
     x.placedIn = null
     this.size--
     const path: TrieNode[] = [entry.root]
+    let last = entry.root
     for (const s of x.segs) {
-      const n = path[path.length - 1]
-      const next = s.startsWith('{') && s.endsWith('}') ? n.param : n.statics.get(s)
+      const next = s.startsWith('{') && s.endsWith('}') ? last.param : last.statics.get(s)
       if (next === null || next === undefined) return
-      path.push(next)
+      path.push(last = next)
     }
-    const last = path[path.length - 1]
     const slot = x.wildcard ? last.wildcard : last.leaf
     if (slot !== null) {
       // Only this proxy's methods: another proxy may hold the same path for other methods.
       for (const m of x.proxy.methods) if (slot.get(m) === x.route) slot.delete(m)
       if (slot.size === 0) { if (x.wildcard) last.wildcard = null; else last.leaf = null }
     }
+    // path[i] is reached by x.segs[i - 1]: both indexes are in range for i in 1..path.length - 1.
     for (let i = path.length - 1; i > 0; i--) {
-      const n = path[i]
+      const n = path[i]!
       if (n.leaf !== null || n.wildcard !== null || n.param !== null || n.statics.size > 0) break
-      const parent = path[i - 1]
-      const s = x.segs[i - 1]
+      const parent = path[i - 1]!
+      const s = x.segs[i - 1]!
       if (s.startsWith('{') && s.endsWith('}')) parent.param = null
       else parent.statics.delete(s)
     }
@@ -284,8 +285,9 @@ const baseNode = (): BaseNode => ({ children: new Map(), entry: null })
  */
 function matchBase (n: BaseNode, segs: string[], depth: number, method: string): MatchResult {
   let allow: { allow: string[] } | null = null
-  if (depth < segs.length) {
-    const child = n.children.get(segs[depth])
+  const seg = segs[depth]
+  if (seg !== undefined) {
+    const child = n.children.get(seg)
     if (child !== undefined) {
       const m = matchBase(child, segs, depth + 1, method)
       if (m !== null && !('allow' in m)) return m
@@ -303,21 +305,22 @@ function matchBase (n: BaseNode, segs: string[], depth: number, method: string):
 /** Depth-first with precedence static > param > wildcard; backtracks when a branch has no route. */
 function walk (n: TrieNode, segs: string[], i: number, params: string[], method: string): Match | { allow: string[] } | null {
   let allow: { allow: string[] } | null = null
-  if (i === segs.length) {
+  const seg = segs[i]
+  if (seg === undefined) { // i === segs.length
     if (n.leaf !== null) {
       const r = n.leaf.get(method) ?? (method === 'HEAD' ? n.leaf.get('GET') : undefined)
       if (r !== undefined) return { route: r, params: params.slice(), tail: '' }
       allow = { allow: [...n.leaf.keys()] }
     }
   } else {
-    const s = n.statics.get(segs[i])
+    const s = n.statics.get(seg)
     if (s !== undefined) {
       const m = walk(s, segs, i + 1, params, method)
       if (m !== null && !('allow' in m)) return m
       allow ??= m
     }
-    if (n.param !== null && segs[i] !== '') {
-      params.push(segs[i])
+    if (n.param !== null && seg !== '') {
+      params.push(seg)
       const m = walk(n.param, segs, i + 1, params, method)
       params.pop()
       if (m !== null && !('allow' in m)) return m
@@ -335,7 +338,7 @@ function walk (n: TrieNode, segs: string[], i: number, params: string[], method:
 function compileRoute (c: Collection, p: Proxy, env: Readonly<Record<string, string | undefined>>, warn: (msg: string, data: object) => void, defaultMaxBody: number, balanced: UpstreamSet | null, defaults: RouteDefaults): CompiledRoute | null {
   let url: URL
   // Records built before upstreams (tests, old callers) carry only upstream_url.
-  try { url = new URL(c.upstream?.targets[0].url ?? c.upstream_url ?? '') } catch { warn('collection upstream_url is not a URL; its proxies are not served', { collection_id: c.id }); return null }
+  try { url = new URL(c.upstream?.targets[0]?.url ?? c.upstream_url ?? '') } catch { warn('collection upstream_url is not a URL; its proxies are not served', { collection_id: c.id }); return null }
   const protocol = url.protocol === 'https:' ? 'https:' : 'http:'
   const port = url.port !== '' ? Number(url.port) : protocol === 'https:' ? 443 : 80
   const headers = new Map<string, string>()
@@ -361,7 +364,7 @@ function compileRoute (c: Collection, p: Proxy, env: Readonly<Record<string, str
     proxy: p,
     collection: c,
     name: `${c.base_path} ${p.path}`,
-    paramNames: [...p.path.matchAll(/\{([^/}]+)\}/g)].map(m => m[1]),
+    paramNames: [...p.path.matchAll(/\{([^/}]+)\}/g)].map(m => m[1]!), // group 1 always takes part
     upstream: { protocol, hostname: url.hostname.replace(/^\[|\]$/g, ''), port, hostHeader: url.host, basePath: url.pathname.replace(/\/$/, '') },
     balanced,
     targetParts: splitTarget(p.target_path),

@@ -34,9 +34,10 @@ export interface TlsHop { fingerprint: string | null, remoteIp: string, proto: '
 export function createHopVerifier (secret: string): (value: string) => TlsHop | null {
   return value => {
     const parts = value.split(' ')
+    const [key = '', fingerprint = '', remoteIp = '', proto] = parts
     // Constant-time enough: the secret is compared in one go, and a forged value gains nothing from timing.
-    if ((parts.length !== 3 && parts.length !== 4) || parts[0].length !== secret.length || !safeEqual(parts[0], secret)) return null
-    return { fingerprint: parts[1] === '-' ? null : parts[1], remoteIp: parts[2], proto: parts[3] === 'http' ? 'http' : 'https' }
+    if ((parts.length !== 3 && parts.length !== 4) || key.length !== secret.length || !safeEqual(key, secret)) return null
+    return { fingerprint: fingerprint === '-' ? null : fingerprint, remoteIp, proto: proto === 'http' ? 'http' : 'https' }
   }
 }
 
@@ -109,11 +110,13 @@ export async function startTlsListener (o: TlsListenerOptions): Promise<TlsListe
     const socket = req.socket as TLSSocket
     const headers: http.OutgoingHttpHeaders = {}
     const raw = req.rawHeaders
+    // rawHeaders is name, value pairs: i and i + 1 are in range.
     for (let i = 0; i < raw.length; i += 2) {
-      const k = raw[i].toLowerCase()
+      const k = raw[i]!.toLowerCase()
       if (HOP_BY_HOP.has(k)) { if (k === 'transfer-encoding') headers[k] = 'chunked'; continue }
       const prev = headers[k]
-      headers[k] = prev === undefined ? raw[i + 1] : Array.isArray(prev) ? [...prev, raw[i + 1]] : [String(prev), raw[i + 1]]
+      const v = raw[i + 1]!
+      headers[k] = prev === undefined ? v : Array.isArray(prev) ? [...prev, v] : [String(prev), v]
     }
     headers[TLS_HOP_HEADER] = hopValue(o.secret, certFingerprint(socket, requestCert), socket.remoteAddress ?? '-', 'https')
     const { host, port } = o.inner()
@@ -122,8 +125,9 @@ export async function startTlsListener (o: TlsListenerOptions): Promise<TlsListe
     hop.on('response', (up: http.IncomingMessage) => {
       answered = true
       const out: string[] = []
+      // rawHeaders is name, value pairs: i and i + 1 are in range.
       for (let i = 0; i < up.rawHeaders.length; i += 2) {
-        if (!RESPONSE_DROP.has(up.rawHeaders[i].toLowerCase())) out.push(up.rawHeaders[i], up.rawHeaders[i + 1])
+        if (!RESPONSE_DROP.has(up.rawHeaders[i]!.toLowerCase())) out.push(up.rawHeaders[i]!, up.rawHeaders[i + 1]!)
       }
       res.writeHead(up.statusCode ?? 502, up.statusMessage, out)
       up.pipe(res)

@@ -41,7 +41,7 @@ export function createTrustedProxies (cidrs: readonly Cidr[]): TrustedProxies {
       const hops = xff.split(',')
       let client = peer
       for (let i = hops.length - 1; i >= 0; i--) {
-        const ip = bareAddress(hops[i])
+        const ip = bareAddress(hops[i]!) // 0 <= i < hops.length
         if (parseCidr(ip) === null) break
         client = ip
         if (!trusts(ip)) break

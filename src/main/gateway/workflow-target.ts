@@ -57,7 +57,7 @@ function triggerOf (x: GatewayExchange, q: string, body: Buffer | null): Workflo
   for (const [k, v] of x.headers) if (!GATEWAY_AUTH.has(k)) headers[k] = v
   const sp = new URLSearchParams(q)
   const queryObj: Record<string, string | string[]> = {}
-  for (const k of new Set(sp.keys())) { const all = sp.getAll(k); queryObj[k] = all.length === 1 ? all[0] : all }
+  for (const k of new Set(sp.keys())) { const all = sp.getAll(k); queryObj[k] = all.length === 1 ? all[0]! : all }
   let parsed: unknown = null
   if (body !== null && body.length > 0) {
     const text = body.toString('utf8')

@@ -152,11 +152,13 @@ export class NodeResponse implements GatewayResponse {
     if (this.h2) {
       const res = this.res as http2.Http2ServerResponse
       const out: Record<string, string | string[]> = {}
+      // head is name, value pairs: i and i + 1 are in range.
       for (let i = 0; i < head.length; i += 2) {
-        const k = head[i].toLowerCase()
+        const k = head[i]!.toLowerCase()
         if (H2_FORBIDDEN.has(k)) continue
         const prev = out[k]
-        out[k] = prev === undefined ? head[i + 1] : Array.isArray(prev) ? [...prev, head[i + 1]] : [prev, head[i + 1]]
+        const v = head[i + 1]!
+        out[k] = prev === undefined ? v : Array.isArray(prev) ? [...prev, v] : [prev, v]
       }
       if (length >= 0) out['content-length'] = String(length)
       res.writeHead(this.code, out)
@@ -195,7 +197,8 @@ export class NodeRequest implements GatewayRequest {
 
   getHeader (lowerCaseKey: string): string {
     const raw = this.req.rawHeaders
-    for (let i = 0; i < raw.length; i += 2) if (raw[i].toLowerCase() === lowerCaseKey) return raw[i + 1]
+    // rawHeaders is name, value pairs: i and i + 1 are in range (here and in forEach).
+    for (let i = 0; i < raw.length; i += 2) if (raw[i]!.toLowerCase() === lowerCaseKey) return raw[i + 1]!
     return ''
   }
 
@@ -204,7 +207,7 @@ export class NodeRequest implements GatewayRequest {
     let authority = false
     let length = false
     for (let i = 0; i < raw.length; i += 2) {
-      let k = raw[i].toLowerCase()
+      let k = raw[i]!.toLowerCase()
       if (k === this.dropName) continue
       if (k === 'content-length') length = true
       if (k.charCodeAt(0) === 58) { // ':' HTTP/2 pseudo-headers: only :authority is a header (Host)
@@ -213,7 +216,7 @@ export class NodeRequest implements GatewayRequest {
         authority = true
       } else if (k === 'host' && authority) continue // HTTP/2: :authority wins over a Host beside it (RFC 9113 §8.3.1)
       // Repeated Host lines are passed on as sent: the gateway refuses them (400).
-      cb(k, raw[i + 1])
+      cb(k, raw[i + 1]!)
     }
     // HTTP/2 frames a body without Content-Length: the stages read it as HTTP/1.1's chunked (length unknown).
     if (this.req.httpVersionMajor === 2 && !length && !(this.req as http2.Http2ServerRequest).stream.endAfterHeaders) cb('transfer-encoding', 'chunked')

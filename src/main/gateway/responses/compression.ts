@@ -52,7 +52,7 @@ const COMPRESSIBLE = /^(text\/(?!event-stream)|application\/(json|javascript|ecm
 export function compressibleHead (headers: ReadonlyArray<[string, string]>): boolean {
   let typed = false
   for (let i = 0; i < headers.length; i++) {
-    const [k, v] = headers[i]
+    const [k, v] = headers[i]! // i < headers.length
     if (k === 'content-encoding' && v.trim().toLowerCase() !== 'identity') return false
     // A backend that forbids transformation keeps its bytes as sent.
     if (k === 'cache-control' && /no-transform/i.test(v)) return false

@@ -68,7 +68,9 @@ export function compileCors (c: CorsSettings): CompiledCors {
     if (o === '*') continue
     if (o.includes('*')) {
       // `https://*.example.org`: one or more labels where the star is, nothing else varies (not the port).
-      const [scheme, rest] = o.split('://*')
+      const [scheme = '', rest] = o.split('://*')
+      // Validation lets only this shape through; an older stored value says what is wrong.
+      if (rest === undefined) throw new Error(`CORS origin pattern '${o}' must look like https://*.example.org`)
       patterns.push(new RegExp(`^${escape(scheme.toLowerCase())}://[a-z0-9-]+(\\.[a-z0-9-]+)*${escape(rest.toLowerCase())}$`))
     } else exact.add(o.toLowerCase())
   }
@@ -97,7 +99,7 @@ export function originAllowed (c: CompiledCors, origin: string): boolean {
   if (c.anyOrigin) return true
   const o = origin.toLowerCase()
   if (c.exact.has(o)) return true
-  for (let i = 0; i < c.patterns.length; i++) if (c.patterns[i].test(o)) return true
+  for (let i = 0; i < c.patterns.length; i++) if (c.patterns[i]!.test(o)) return true // i < length
   return false
 }
 

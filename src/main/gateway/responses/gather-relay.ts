@@ -75,7 +75,7 @@ export class GatherRelay implements ExchangeEvents {
     const x = this.x
     const upstreamMs = Math.round(performance.now() - x.upstreamStart)
     const h = this.head!
-    const body = this.chunks.length === 1 ? this.chunks[0] : Buffer.concat(this.chunks, this.size)
+    const body = this.chunks.length === 1 ? this.chunks[0]! : Buffer.concat(this.chunks, this.size)
     this.chunks = []
     const memo = x.cacheSink?.store(h, body) ?? null
     if (x.aborted) { x.finish(x.match!.route.name, upstreamMs); return }

@@ -22,16 +22,17 @@ export function roundRobin (endpoints: readonly Endpoint[]): Balancer {
     pick (usable) {
       let best = -1
       let total = 0
+      // current has one slot per endpoint; i and best are indexes of both.
       for (let i = 0; i < endpoints.length; i++) {
-        const e = endpoints[i]
+        const e = endpoints[i]!
         if (!usable(e)) continue
-        current[i] += e.weight
+        current[i]! += e.weight
         total += e.weight
-        if (best < 0 || current[i] > current[best]) best = i
+        if (best < 0 || current[i]! > current[best]!) best = i
       }
       if (best < 0) return null
-      current[best] -= total
-      return endpoints[best]
+      current[best]! -= total
+      return endpoints[best]!
     }
   }
 }
@@ -45,7 +46,7 @@ export function leastConnections (endpoints: readonly Endpoint[]): Balancer {
       let best: Endpoint | null = null
       let bestLoad = Infinity
       for (let k = 0; k < n; k++) {
-        const e = endpoints[(start + k) % n]
+        const e = endpoints[(start + k) % n]! // an index modulo n = endpoints.length
         if (!usable(e)) continue
         const load = (e.inFlight + 1) / e.weight
         if (load < bestLoad) { best = e; bestLoad = load }

@@ -34,11 +34,11 @@ export function ringPick (ring: Ring, endpoints: readonly Endpoint[], usable: (e
   let hi = n
   while (lo < hi) {
     const mid = (lo + hi) >>> 1
-    if (points[mid] < key) lo = mid + 1
+    if (points[mid]! < key) lo = mid + 1 // 0 <= mid < hi <= n
     else hi = mid
   }
   for (let k = 0; k < n; k++) {
-    const e = endpoints[owners[(lo + k) % n]]
+    const e = endpoints[owners[(lo + k) % n]!]! // owners has n entries, each an endpoint's index
     if (usable(e)) return e
   }
   return null

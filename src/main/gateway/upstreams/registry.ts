@@ -63,7 +63,7 @@ export class UpstreamRegistry {
 export function direct (u: UpstreamSettings): boolean {
   if (u.targets.length !== 1 || u.health_checks.active !== null || u.max_in_flight_per_target !== null || u.retries.attempts > 0) return false
   let host: string
-  try { host = new URL(u.targets[0].url).hostname.replace(/^\[|\]$/g, '') } catch { return true }
+  try { host = new URL(u.targets[0]!.url).hostname.replace(/^\[|\]$/g, '') } catch { return true }
   return net.isIP(host) !== 0
 }
 

@@ -14,7 +14,7 @@ export function keyReader (hashOn: string): KeyReader {
     const name = hashOn.slice(7).toLowerCase()
     return x => {
       const h = x.headers
-      for (let i = 0; i < h.length; i++) if (h[i][0] === name) return hashKey(h[i][1])
+      for (let i = 0; i < h.length; i++) if (h[i]![0] === name) return hashKey(h[i]![1]) // i < h.length, as below
       return hashKey(x.remoteIp)
     }
   }
@@ -23,8 +23,8 @@ export function keyReader (hashOn: string): KeyReader {
     return x => {
       const h = x.headers
       for (let i = 0; i < h.length; i++) {
-        if (h[i][0] !== 'cookie') continue
-        const v = cookieValue(h[i][1], name)
+        if (h[i]![0] !== 'cookie') continue
+        const v = cookieValue(h[i]![1], name)
         if (v !== null) return hashKey(v)
       }
       return hashKey(x.remoteIp)

@@ -13,17 +13,18 @@ export class RetryBudget {
 
   constructor (private readonly percent: number) {}
 
-  request (now: number): void { this.roll(now); this.requests[this.second % BUCKETS]++ }
+  // Indexes below are modulo BUCKETS or under it: always in range of the two arrays.
+  request (now: number): void { this.roll(now); this.requests[this.second % BUCKETS]!++ }
 
   /** Takes one retry from the budget when there is one left. */
   tryRetry (now: number): boolean {
     this.roll(now)
     let req = 0
     let ret = 0
-    for (let i = 0; i < BUCKETS; i++) { req += this.requests[i]; ret += this.retries[i] }
+    for (let i = 0; i < BUCKETS; i++) { req += this.requests[i]!; ret += this.retries[i]! }
     const cap = this.percent === 0 ? 0 : Math.max(MIN_RETRIES, Math.floor(req * this.percent / 100))
     if (ret >= cap) return false
-    this.retries[this.second % BUCKETS]++
+    this.retries[this.second % BUCKETS]!++
     return true
   }
 

@@ -24,7 +24,8 @@ export function encodeFrame (opcode: number, payload: Uint8Array): Buffer {
   else if (lenBytes === 2) { frame[1] = 0x80 | 126; frame.writeUInt16BE(n, 2) } else { frame[1] = 0x80 | 127; frame.writeBigUInt64BE(BigInt(n), 2) }
   const maskAt = 2 + lenBytes
   randomBytes(4).copy(frame, maskAt)
-  for (let i = 0; i < n; i++) frame[maskAt + 4 + i] = payload[i] ^ frame[maskAt + (i & 3)]
+  // i < n = payload.length, and the frame holds the 4-byte mask then n bytes.
+  for (let i = 0; i < n; i++) frame[maskAt + 4 + i] = payload[i]! ^ frame[maskAt + (i & 3)]!
   return frame
 }
 
@@ -69,8 +70,8 @@ export class FrameReader {
       this.need = 0
     } else this.buf = this.buf.length === 0 ? Buffer.from(chunk) : Buffer.concat([this.buf, chunk])
     while (this.buf.length >= 2) {
-      const b0 = this.buf[0]
-      const b1 = this.buf[1]
+      const b0 = this.buf[0]! // length >= 2
+      const b1 = this.buf[1]!
       const opcode = b0 & 0x0f
       const masked = (b1 & 0x80) !== 0
       let len = b1 & 0x7f
@@ -92,7 +93,8 @@ export class FrameReader {
         return
       }
       const payload = Buffer.from(this.buf.subarray(at, at + len))
-      if (masked) for (let i = 0; i < len; i++) payload[i] ^= this.buf[maskAt + (i & 3)]
+      // i < len = payload.length; the 4-byte mask is within buf (at >= maskAt + 4).
+      if (masked) for (let i = 0; i < len; i++) payload[i]! ^= this.buf[maskAt + (i & 3)]!
       this.buf = this.buf.subarray(at + len)
       this.frame((b0 & 0x80) !== 0, opcode, payload)
       if (this.failed) return
@@ -108,7 +110,7 @@ export class FrameReader {
     this.partsLength += payload.length
     if (this.partsLength > this.maxMessage) { this.fail('the backend sent a WebSocket message larger than the gateway relays'); return }
     if (!fin) return
-    const message = this.parts.length === 1 ? this.parts[0] : Buffer.concat(this.parts, this.partsLength)
+    const message = this.parts.length === 1 ? this.parts[0]! : Buffer.concat(this.parts, this.partsLength)
     this.parts = []
     this.partsLength = 0
     this.events.onMessage(message, this.partsBinary)
