@@ -40,7 +40,7 @@ const newSeries = (): Series => ({
 })
 
 function bucketOf (ms: number): number {
-  for (let i = 0; i < BUCKETS.length; i++) if (ms <= BUCKETS[i]) return i
+  for (let i = 0; i < BUCKETS.length; i++) if (ms <= BUCKETS[i]!) return i // i < BUCKETS.length
   return BUCKETS.length
 }
 
@@ -117,9 +117,10 @@ export class Metrics {
       for (const [id, s] of m) {
         let cum = 0
         const l = labels(id)
+        // buckets and exemplars have BUCKETS.length + 1 slots (the last is +Inf).
         for (let i = 0; i <= BUCKETS.length; i++) {
-          cum += s.buckets[i]
-          const e = openMetrics && s.exemplars !== null ? s.exemplars[i] : null
+          cum += s.buckets[i]!
+          const e = openMetrics && s.exemplars !== null ? s.exemplars[i] ?? null : null
           out.push(`${prefix}_duration_ms_bucket{${l},le="${i < BUCKETS.length ? BUCKETS[i] : '+Inf'}"} ${cum}` +
             (e === null ? '' : ` # {trace_id="${e.traceId}"} ${e.ms} ${(e.time / 1000).toFixed(3)}`))
         }
@@ -149,17 +150,19 @@ function add (m: Map<string, Series>, id: string, r: RequestRecord, b: number, m
   if (r.status >= 500) s.errors5xx++
   else if (r.status >= 400) s.errors4xx++
   s.sumMs += r.duration_ms
-  s.buckets[b]++
+  // b is a bucket index (bucketOf: 0..BUCKETS.length), and there are SLOTS slots: all in range.
+  s.buckets[b]!++
   if (r.trace_id != null) (s.exemplars ??= new Array(BUCKETS.length + 1).fill(null))[b] = { traceId: r.trace_id, ms: r.duration_ms, time: r.time }
-  const slot = s.slots[minute % SLOTS]
+  const slot = s.slots[minute % SLOTS]!
   if (slot.minute !== minute) { slot.minute = minute; slot.counts.fill(0) }
-  slot.counts[b]++
+  slot.counts[b]!++
 }
 
 function windowStats (s: Series, minute: number, width: number): WindowStats {
   const counts = new Array(BUCKETS.length + 1).fill(0)
   for (const slot of s.slots) {
-    if (slot.minute > minute - width && slot.minute <= minute) for (let i = 0; i < counts.length; i++) counts[i] += slot.counts[i]
+    // counts and slot.counts both have BUCKETS.length + 1 entries.
+    if (slot.minute > minute - width && slot.minute <= minute) for (let i = 0; i < counts.length; i++) counts[i] += slot.counts[i]!
   }
   const total = counts.reduce((a, b) => a + b, 0)
   const q = (p: number): number | null => {
@@ -168,7 +171,7 @@ function windowStats (s: Series, minute: number, width: number): WindowStats {
     let cum = 0
     for (let i = 0; i < counts.length; i++) {
       cum += counts[i]
-      if (cum >= rank) return i < BUCKETS.length ? BUCKETS[i] : BUCKETS[BUCKETS.length - 1]
+      if (cum >= rank) return i < BUCKETS.length ? BUCKETS[i]! : BUCKETS[BUCKETS.length - 1]! // BUCKETS is a non-empty constant
     }
     return null
   }

@@ -18,7 +18,7 @@ export function toOpenMetrics (text: string): string {
   const counters = new Map<string, boolean>()
   for (const line of lines) {
     const m = /^# TYPE (\S+) counter$/.exec(line)
-    if (m !== null) counters.set(m[1], true)
+    if (m !== null) counters.set(m[1]!, true) // group 1 is not optional
   }
   for (const line of lines) {
     if (line.startsWith('#') || line === '') continue
@@ -29,9 +29,10 @@ export function toOpenMetrics (text: string): string {
   for (const line of lines) {
     if (line === '') continue
     const m = /^# (HELP|TYPE) (\S+)( .*)?$/.exec(line)
-    if (m !== null && counters.has(m[2])) {
-      const renamed = counters.get(m[2]) === true && m[2].endsWith('_total')
-      const family = renamed ? m[2].slice(0, -'_total'.length) : m[2]
+    const metric = m?.[2] // groups 1 and 2 are not optional
+    if (m !== null && metric !== undefined && counters.has(metric)) {
+      const renamed = counters.get(metric) === true && metric.endsWith('_total')
+      const family = renamed ? metric.slice(0, -'_total'.length) : metric
       const rest = m[1] === 'TYPE' && !renamed ? ' unknown' : (m[3] ?? '')
       out.push(`# ${m[1]} ${family}${rest}`)
       continue

@@ -149,7 +149,7 @@ export class RequestLogFiles implements RequestLogStore {
     const all = [...this.segments] // as they are now: a rotation or pruning meanwhile changes the list
     for (let k = 0; k < all.length; k++) {
       const i = desc ? all.length - 1 - k : k
-      const seg = all[i]
+      const seg = all[i]! // 0 <= i < all.length
       const next = all[i + 1]
       if (after > 0 && (desc ? seg.first >= after : next !== undefined && next.first - 1 <= after)) continue
       if (since !== undefined && next !== undefined && next.opened < since) continue
@@ -169,15 +169,17 @@ export class RequestLogFiles implements RequestLogStore {
     const items = found.slice(0, pq.limit)
     return {
       items: items.map(({ r: { seq: _seq, time, refused: _refused, ...rest } }) => ({ time: new Date(time).toISOString(), ...rest, upstream_ms: rest.upstream_ms ?? null, trace_id: rest.trace_id ?? null })),
-      next_cursor: found.length > pq.limit ? encodeCursor(items[items.length - 1].seq) : null
+      next_cursor: found.length > pq.limit ? encodeCursor(items[items.length - 1]!.seq) : null // more found than the limit: items is full
     }
   }
 
   /** Removes the segments whose every line is older than `olderThan`; returns the lines removed. */
   async prune (olderThan: Date): Promise<number> {
     let removed = 0
-    while (this.segments.length > 1 && this.segments[1].opened < olderThan.getTime()) {
+    for (;;) {
       const [seg, next] = this.segments
+      // The newest segment stays, however old.
+      if (seg === undefined || next === undefined || next.opened >= olderThan.getTime()) break
       await fs.rm(path.join(this.dir, seg.name), { force: true })
       this.segments.shift()
       removed += next.first - seg.first
