@@ -20,6 +20,8 @@ export async function claimBrokerOffset (store: Store, k: BrokerPartitionKey, of
     const { rows } = await q.query<{ done_offset: string | null, running_offset: string | null, owner: string | null, fresh: boolean }>(
       `SELECT done_offset, running_offset, owner, lease_until > now() AS fresh FROM broker_trigger_state WHERE ${KEY} FOR UPDATE`, keyParams(k))
     const row = rows[0]
+    // The INSERT above made the row if it was missing, in this transaction.
+    if (row === undefined) throw new Error(`broker_trigger_state has no row for ${k.topic}/${k.partition} after inserting it`)
     if (row.done_offset !== null && BigInt(row.done_offset) >= BigInt(offset)) return 'done'
     if (row.running_offset === offset && row.owner !== owner && row.fresh === true) return 'busy'
     await q.query(`UPDATE broker_trigger_state SET running_offset = $5, owner = $6, lease_until = now() + make_interval(secs => $7), updated_at = now() WHERE ${KEY}`,

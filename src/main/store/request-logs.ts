@@ -31,7 +31,7 @@ const ESCAPES: Record<string, string> = { '\t': '\\t', '\n': '\\n', '\r': '\\r',
 const SPECIALS = /[\t\n\r\\\0]/g
 
 function text (s: string): string {
-  return s.replace(SPECIALS, c => ESCAPES[c])
+  return s.replace(SPECIALS, c => ESCAPES[c]!) // SPECIALS matches only ESCAPES' keys
 }
 
 function nullable (s: string | null | undefined): string {

@@ -5,4 +5,4 @@
 export const routeKey = (path: string): string => path.replace(/\{[^/}]+\}/g, '{}')
 
 /** Names of `{param}` segments in order. */
-export const pathParams = (path: string): string[] => [...path.matchAll(/\{([^/}]+)\}/g)].map(m => m[1])
+export const pathParams = (path: string): string[] => [...path.matchAll(/\{([^/}]+)\}/g)].map(m => m[1]!) // group 1 always takes part

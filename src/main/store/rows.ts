@@ -32,7 +32,8 @@ export async function page<R extends { seq: number }, T> (
   const { rows } = await q.query<R>(`${sql}${bound} ORDER BY seq ${order === 'desc' ? 'DESC' : 'ASC'} LIMIT $${args.length + 1}`, [...args, pq.limit + 1])
   const more = rows.length > pq.limit
   const items = rows.slice(0, pq.limit)
-  return { items: items.map(map), next_cursor: more ? encodeCursor(Number(items[items.length - 1].seq)) : null }
+  // more: items is a full page, so it has a last element.
+  return { items: items.map(map), next_cursor: more ? encodeCursor(Number(items[items.length - 1]!.seq)) : null }
 }
 
 /**
@@ -61,6 +62,8 @@ export const CONFIG_CHANGES_KEPT = 5000
  */
 export async function bumpConfigVersion (q: Queryable, kind: ConfigChangeKind, ref: string): Promise<void> {
   const { rows } = await q.query<{ version: number }>('UPDATE config_state SET version = version + 1 WHERE id = 1 RETURNING version')
+  // Migration 1 inserts the one config_state row; nothing deletes it.
+  if (rows[0] === undefined) throw new Error('config_state has no row: the database was not migrated')
   const version = Number(rows[0].version)
   await q.query('INSERT INTO config_changes (version, kind, ref) VALUES ($1, $2, $3)', [version, kind, ref])
   if (version % 500 === 0) await q.query('DELETE FROM config_changes WHERE version <= $1', [version - CONFIG_CHANGES_KEPT])
