@@ -183,7 +183,7 @@ export function createRedisLimiter (redis: Redis, logger: Logger, opts: RedisLim
       if (!down) {
         try {
           const [a1, c1, t1, a2, c2] = await pipe.evalsha(HIT_POLICY, [`${opts.keyPrefix}rate:${rate.key}`, rkey],
-            [1, rate.limit, rate.windowSeconds * 1000, quota.limit, endMs - now + QUOTA_GRACE_MS]) as number[]
+            [1, rate.limit, rate.windowSeconds * 1000, quota.limit, endMs - now + QUOTA_GRACE_MS]) as [number, number, number, number, number] // HIT_POLICY's five numbers
           const r = rateResult(rate.limit, { allowed: a1 === 1, count: c1, ttl: t1 < 0 ? rate.windowSeconds * 1000 : t1 })
           return [r, a2 === -1 ? null : quotaResult(rkey, quota.limit, endMs, now, { allowed: a2 === 1, count: c2 })]
         } catch (err) { fail(err) }

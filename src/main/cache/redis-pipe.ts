@@ -155,7 +155,7 @@ export class RedisPipe {
   private readonly checkDeadline = (): void => {
     this.timer = null
     if (this.head >= this.waiting.length) return
-    const late = performance.now() - this.waiting[this.head].at
+    const late = performance.now() - this.waiting[this.head]!.at // head < length, checked above
     if (late >= this.opts.deadlineMs) {
       this.drop(new Error(`Redis did not answer within ${this.opts.deadlineMs} ms`))
       return
@@ -193,7 +193,7 @@ export class RedisPipe {
         this.drop(new Error('Redis sent an answer nothing asked for'))
         return
       }
-      const w = this.waiting[this.head++]
+      const w = this.waiting[this.head++]! // head < length, checked above
       if (this.head === this.waiting.length) { this.waiting.length = 0; this.head = 0 }
       if (r instanceof RedisReplyError && r.message.startsWith('NOSCRIPT') && w.script !== undefined) {
         // Loaded for next time by EVAL itself; this command's answer is EVAL's.
