@@ -90,7 +90,7 @@ export function createProfileAuthenticator () {
 
   const bearer = (h: string | undefined): string | null => {
     const m = /^Bearer\s+(\S+)\s*$/i.exec(h ?? '')
-    return m === null ? null : m[1]
+    return m?.[1] ?? null
   }
 
   /** Null when the credentials prove the profile; a promise only when a token must be verified (not cached). */

@@ -66,7 +66,8 @@ export function compileRequestValidator (proxy: Pick<Proxy, 'parameters' | 'requ
       const i = input.paramNames.indexOf(p.name)
       if (i < 0) continue
       let v: string
-      try { v = decodeURIComponent(input.params[i]) } catch { v = input.params[i] }
+      const raw = input.params[i]! // params has one value per paramNames entry
+      try { v = decodeURIComponent(raw) } catch { v = raw }
       if (!CHECK[p.type ?? 'string'](v)) details.push({ field: `path.${p.name}`, message: `must be ${article(p.type)}` })
     }
     let query = input.query
@@ -92,7 +93,7 @@ export function compileRequestValidator (proxy: Pick<Proxy, 'parameters' | 'requ
       if (empty) {
         if (bodyRequired && BODY_METHODS.has(input.method)) details.push({ field: 'body', message: 'is required' })
       } else {
-        const type = (input.contentType ?? '').split(';')[0].trim().toLowerCase()
+        const type = (input.contentType ?? '').split(';')[0]!.trim().toLowerCase() // split gives at least one element
         if (type !== 'application/json' && !type.endsWith('+json')) return unsupportedMediaType('This API takes a JSON body: send Content-Type: application/json.')
         let data: unknown
         const text = input.body!.toString('utf8')

@@ -134,7 +134,7 @@ const SECRET_NOTE = ' Its answer holds secret material: you will see it; the ass
 /** Runs tool calls in order; stops at the first that needs approval and returns it as pending. */
 async function runCalls (calls: ToolCall[], t: TurnInput, approved: string | null): Promise<PendingAction | null> {
   for (let i = 0; i < calls.length; i++) {
-    const c = calls[i]
+    const c = calls[i]! // i < calls.length
     const spec = t.box.tools.find(x => x.name === c.function.name)
     const args = parseArgs(c.function.arguments)
     let result: { text: string, isError: boolean }
@@ -160,6 +160,8 @@ export async function runTurn (t: TurnInput): Promise<PendingAction | null> {
   if (t.decision !== undefined) {
     const { pending, approve } = t.decision
     const [first, ...rest] = pending.remaining
+    // A pending action is made with the call it stopped at first (runCalls: calls.slice(i)).
+    if (first === undefined) throw new Error('The pending action holds no tool call to resume.')
     if (!approve) {
       t.record({ tool: pending.tool, args: pending.arguments, outcome: 'tool_call_declined', isError: false, text: '' })
       t.emit({ event: 'tool_result', data: { id: first.id, tool: pending.tool, is_error: true, content: 'Declined by the user.' } })
