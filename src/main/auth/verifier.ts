@@ -91,7 +91,7 @@ export async function createAuth (config: AuthConfig, logger: Logger): Promise<A
       const m = /^Bearer\s+(\S+)\s*$/i.exec(authorization ?? '')
       if (m === null) throw unauthorized('A bearer token is required: send Authorization: Bearer <token>.')
       try {
-        const { payload } = await jwtVerify(m[1], keys, {
+        const { payload } = await jwtVerify(m[1]!, keys, { // group 1 is not optional
           algorithms: ALGORITHMS,
           issuer: issuer === '' ? undefined : issuer,
           audience: audience === '' ? undefined : audience,

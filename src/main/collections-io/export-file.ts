@@ -109,5 +109,5 @@ function workflowOf (w: WorkflowDefinition): WorkflowDefinition {
 function saysMore (c: Collection): boolean {
   const u = c.upstream
   if (u === undefined) return false
-  return u.targets.length !== 1 || JSON.stringify(u) !== JSON.stringify(defaultUpstream([{ url: u.targets[0].url, weight: 100 }]))
+  return u.targets.length !== 1 || JSON.stringify(u) !== JSON.stringify(defaultUpstream([{ url: u.targets[0]!.url, weight: 100 }])) // length is 1 here
 }

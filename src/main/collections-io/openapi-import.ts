@@ -48,7 +48,7 @@ export function fromOpenApi (input: unknown, opts: OpenApiImportOptions = {}): O
   const collection = collectionFromDocument(doc, opts, ctx)
   const paths = doc.paths as JsonObject
 
-  const operations: Array<{ path: string, method: string, op: JsonObject, shared: unknown[] }> = []
+  const operations: Array<{ path: string, method: HttpMethod, op: JsonObject, shared: unknown[] }> = []
   for (const [path, rawItem] of Object.entries(paths)) {
     if (!path.startsWith('/')) {
       warn(ctx, `paths: '${path}' does not start with '/'; it was skipped.`)
@@ -59,8 +59,9 @@ export function fromOpenApi (input: unknown, opts: OpenApiImportOptions = {}): O
     const shared = Array.isArray(item.parameters) ? item.parameters : []
     for (const [key, op] of Object.entries(item)) {
       if (OTHER_METHODS.has(key)) warn(ctx, `${key.toUpperCase()} ${path}: the method is not supported by the gateway; it was skipped.`)
-      if (!Object.hasOwn(METHODS, key) || !isObject(op)) continue
-      operations.push({ path, method: key, op, shared })
+      const method = Object.hasOwn(METHODS, key) ? METHODS[key] : undefined
+      if (method === undefined || !isObject(op)) continue
+      operations.push({ path, method, op, shared })
     }
   }
   if (operations.length > maxOperations) {
@@ -74,9 +75,9 @@ export function fromOpenApi (input: unknown, opts: OpenApiImportOptions = {}): O
   return { collection, proxies, warnings }
 }
 
-function proxyFromOperation (ctx: DerefContext, version: '3.0' | '3.1', path: string, method: string,
+function proxyFromOperation (ctx: DerefContext, version: '3.0' | '3.1', path: string, method: HttpMethod,
   op: JsonObject, shared: unknown[]): Partial<Proxy> {
-  const where = `${METHODS[method]} ${path}`
+  const where = `${method} ${path}`
   const { parameters, wildcard } = parametersOf(ctx, version, where, path, [...shared, ...(Array.isArray(op.parameters) ? op.parameters : [])])
   const gatewayPath = wildcard === undefined ? path : path.slice(0, -(wildcard.length + 2)) + '*'
   const response = successResponse(ctx, version, where, op.responses)
@@ -84,7 +85,7 @@ function proxyFromOperation (ctx: DerefContext, version: '3.0' | '3.1', path: st
   return {
     name,
     description: describe(op, name),
-    methods: [METHODS[method]],
+    methods: [method],
     path: gatewayPath,
     target_path: gatewayPath,
     headers: [],

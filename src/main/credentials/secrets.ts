@@ -73,7 +73,7 @@ export async function loadSecretsKey (opts: { secretsKey: string, dataDir: strin
  */
 export function checkKeyMatches (key: Buffer, sealed: readonly string[]): void {
   const ids = new Set<string>()
-  for (const text of sealed) for (const m of text.matchAll(/\bv[12]:([0-9a-f]{8}):/g)) ids.add(m[1])
+  for (const text of sealed) for (const m of text.matchAll(/\bv[12]:([0-9a-f]{8}):/g)) ids.add(m[1]!) // group 1 always takes part
   if (ids.size === 0 || ids.has(keyId(key))) return
   throw new Error(`The stored credential secrets were sealed with another key (key id ${[...ids].join(', ')}; the configured key is ${keyId(key)}): ` +
     'set SECRETS_KEY to the key they were made with, or restore secrets.key in DATA_DIR.')

@@ -55,7 +55,8 @@ const PARAM = /\{([^}/]+)\}/g
 export function parametersOf (p: Proxy): ProxyParameter[] {
   const out = [...p.parameters]
   for (const m of p.path.matchAll(PARAM)) {
-    if (!out.some(x => x.location === 'path' && x.name === m[1])) out.push({ name: m[1], location: 'path', type: 'string', required: true })
+    const name = m[1]! // PARAM's group 1 always takes part
+    if (!out.some(x => x.location === 'path' && x.name === name)) out.push({ name, location: 'path', type: 'string', required: true })
   }
   if (p.path.endsWith('/*')) out.push({ name: 'wildcard', location: 'path', type: 'string', required: false, description: 'The rest of the path matched by /* (may contain slashes).' })
   return out

@@ -94,7 +94,7 @@ export function createManagementMcp (deps: ManagementMcpDeps): ManagementMcp {
   return { handle, tools }
 }
 
-const pathOnly = (req: IncomingMessage): string => (req.url ?? '/').split('?')[0]
+const pathOnly = (req: IncomingMessage): string => (req.url ?? '/').split('?')[0]! // split gives at least one element
 
 function webRequest (req: IncomingMessage, raw: Buffer | null): Request {
   const headers = new Headers()

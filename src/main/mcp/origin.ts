@@ -12,7 +12,7 @@ const LOOPBACK_NAMES = new Set(['127.0.0.1', '[::1]', 'localhost'])
 /** Why the request is refused (a sentence), or null when it may proceed. */
 export function checkOrigin (headers: { host?: string, origin?: string }, config: Pick<Readonly<Config>, 'MANAGEMENT_HOST' | 'MCP_ALLOWED_HOSTS' | 'MCP_ALLOWED_ORIGINS'>, bind = config.MANAGEMENT_HOST): string | null {
   const host = (headers.host ?? '').toLowerCase()
-  const hostname = host.startsWith('[') ? host.slice(0, host.indexOf(']') + 1) : host.split(':')[0]
+  const hostname = host.startsWith('[') ? host.slice(0, host.indexOf(']') + 1) : host.split(':')[0]! // split gives at least one element
   if (config.MCP_ALLOWED_HOSTS.length > 0) {
     if (!config.MCP_ALLOWED_HOSTS.includes(host) && !config.MCP_ALLOWED_HOSTS.includes(hostname)) return `Host '${host}' is not allowed; add it to MCP_ALLOWED_HOSTS.`
   } else if (LOOPBACK_BINDS.has(bind) && !LOOPBACK_NAMES.has(hostname)) {

@@ -11,7 +11,7 @@ import type { StaticFiles } from './static-files.js'
 export function consoleResponder (files: StaticFiles, isRoute: (method: string, path: string) => boolean, connectOrigins: () => readonly string[] = () => []) {
   return (req: IncomingMessage, res: ServerResponse): boolean => {
     if (!files.built || (req.method !== 'GET' && req.method !== 'HEAD')) return false
-    const path = (req.url ?? '/').split('?')[0]
+    const path = (req.url ?? '/').split('?')[0]! // split gives at least one element
     if (path.startsWith('/api/') || isRoute(req.method, path)) return false
     const file = files.lookup(path, (req.headers.accept ?? '').includes('text/html'))
     if (file === null) return false

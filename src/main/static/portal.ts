@@ -92,7 +92,7 @@ export function createPortal (files: StaticFiles): Portal {
         }
         const doc = /^\/openapi\/([^/]+)\.json$/.exec(path)
         if (doc !== null) {
-          const text = document(decodeURIComponent(doc[1]))
+          const text = document(decodeURIComponent(doc[1]!)) // group 1 is not optional
           if (text === null) { res.writeStatus('404 Not Found').writeHeader('content-type', JSON_TYPE).end('{"error":{"code":"not_found","message":"No published collection has this id."}}'); return }
           res.writeHeader('content-type', JSON_TYPE).writeHeader('content-disposition', `attachment; filename="${doc[1]}.openapi.json"`).end(text)
           return
