@@ -68,7 +68,7 @@ export class ResponseParser {
           this.line = ''
           buf = buf.subarray(nl + 1)
           if (this.state === S.ChunkSize) {
-            const size = parseInt(line.split(';')[0].trim(), 16)
+            const size = parseInt(line.split(';')[0]!.trim(), 16) // split gives at least one element
             if (!Number.isFinite(size) || size < 0 || !/^[0-9a-fA-F]+/.test(line)) throw new Error('bad chunk size')
             if (size === 0) this.state = S.Trailers
             else { this.remaining = size; this.state = S.ChunkData }
