@@ -18,7 +18,7 @@ const CALLER = '00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01'
 const queued = []
 const exporter = { push: s => { if (queued.length < 4096) queued.push(s) }, shutdown: async () => {}, stats: { exported: 0, queueFull: 0, exportFailed: 0, queued: 0 } }
 
-/** One request's tracing, as exchange.ts, forward.ts and gateway-spans.ts do it. */
+/** One request's tracing, as exchange.ts, forward.ts and gateway/spans.ts do it. */
 function request (tracer, traceparent) {
   const span = tracer.startFromHeaders(traceparent, null, 'GET', KIND.server)
   const back = tracer.child(span, 'GET', KIND.client)

@@ -48,3 +48,12 @@ export function cidrContains (c: Cidr, ip: string): boolean {
   }
   return true
 }
+
+/** Parses a list of addresses and CIDRs (TRUSTED_PROXIES); throws naming the first entry that is not an address or CIDR. */
+export function parseTrustedProxies (list: readonly string[]): Cidr[] {
+  return list.map(s => {
+    const c = parseCidr(s)
+    if (c === null) throw new Error(`'${s}' is not an IP address or CIDR`)
+    return c
+  })
+}

@@ -13,6 +13,12 @@ export { sourceHandlesOf } from '../workers/nodes/registry.js'
 
 export type { NodeDescription } from './node-description.js'
 
+/** Entry kinds that start on their own (cron, broker, IMAP): the production triggers. */
+export const PRODUCTION_TRIGGER_TYPES = ['cron_trigger', 'broker_consumer', 'imap_trigger'] as const
+
+/** Entry kinds that gateway traffic never starts (manual runs come from the builder only). */
+export const NON_GATEWAY_TRIGGER_TYPES: readonly string[] = [...PRODUCTION_TRIGGER_TYPES, 'manual_trigger']
+
 /** `runtime_settings` of a definition: the save route and the collection file share it, so an export imports back. */
 export const RUNTIME_SETTINGS_SCHEMA = {
   type: 'object',

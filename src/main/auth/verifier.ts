@@ -7,7 +7,6 @@ import { createLocalJWKSet, createRemoteJWKSet, jwtVerify, type JWTVerifyGetKey 
 import { AppError, invalidToken, unauthorized } from '../../common/errors.js'
 import type { Config } from '../config/config.js'
 import type { Logger } from '../logger.js'
-import { originOf } from '../static/csp.js'
 import { LOCAL_AUDIENCE, LOCAL_ISSUER, openLocalIssuer, type LocalIssuer } from './local-issuer.js'
 import { claimAt, highestRole, type Role } from './roles.js'
 
@@ -118,4 +117,9 @@ export async function createAuth (config: AuthConfig, logger: Logger): Promise<A
       }
     }
   }
+}
+
+/** The origin of a URL, or null when it is not one. */
+function originOf (url: string): string | null {
+  try { return new URL(url).origin } catch { return null }
 }

@@ -8,7 +8,7 @@ import path from 'node:path'
 import { Ajv } from 'ajv'
 import { maskCredentials } from '../../common/mask-credentials.js'
 import { checkTlsFiles } from './tls-files.js'
-import { parseTrustedProxies } from '../gateway/trusted-proxies.js'
+import { parseTrustedProxies } from '../../common/cidr.js'
 
 export interface Config {
   PORT: number

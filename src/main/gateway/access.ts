@@ -7,7 +7,7 @@
 import { AppError, serviceUnavailable } from '../../common/errors.js'
 import type { AccessDecision } from '../access/gate.js'
 import type { GatewayExchange } from './exchange.js'
-import { endAccessSpan, startAccessSpan } from '../observability/tracing/gateway-spans.js'
+import { endAccessSpan, startAccessSpan } from './spans.js'
 
 /** Returns false when the request was refused (the answer is already written). */
 export function checkAccess (x: GatewayExchange): boolean {

@@ -12,7 +12,7 @@ import type { GatewayExchange } from './exchange.js'
 import { buildRequestHead, buildTargetPath, type ClientRequestInfo } from './request-head.js'
 import type { ResponseHead } from './response-parser.js'
 import type { ExchangeEvents, ExchangeFailure } from './upstream.js'
-import { startBackendSpan } from '../observability/tracing/gateway-spans.js'
+import { startBackendSpan } from './spans.js'
 import { forwardBalanced } from './upstreams/balanced-forward.js'
 import { GatherRelay } from './responses/gather-relay.js'
 

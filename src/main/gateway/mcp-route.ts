@@ -9,11 +9,19 @@ import { randomUUID } from 'node:crypto'
 import { errorBody, payloadTooLarge } from '../../common/errors.js'
 import type { Logger } from '../logger.js'
 import type { RouteRegistrar } from './http/types.js'
-import type { McpPeer } from '../mcp/gateway-mcp.js'
 import type { TrustedProxies } from './trusted-proxies.js'
 import { hopValue, TLS_HOP_HEADER, type TlsHop } from './tls-listener.js'
 
 export const MCP_PATH = '/mcp'
+
+/** The caller of one web-route request (/mcp, the portal assistant), as the gateway listener saw it. */
+export interface McpPeer {
+  remoteIp: string
+  certFingerprint?: string
+  requestId: string
+  /** Where this gateway answers on loopback, and the signed hop header that carries the caller's address and certificate. */
+  self: { origin: string, hop: [string, string] }
+}
 
 export type WebHandler = (req: Request, peer: McpPeer) => Promise<Response>
 

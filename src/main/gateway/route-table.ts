@@ -9,11 +9,12 @@
  */
 import type { Collection, HeaderSpec, HttpMethod, Proxy, WorkflowDefinition } from '../../common/types.js'
 import { compileRequestValidator, type CompiledValidator } from '../access/request-validation.js'
-import { NON_GATEWAY_TRIGGER_TYPES } from '../triggers/types.js'
+import { NON_GATEWAY_TRIGGER_TYPES } from '../../common/workflow-catalogue.js'
 import { compileCors, type CompiledCors } from './responses/cors.js'
 import type { UpstreamSet } from './upstreams/upstream-set.js'
 import type { CompiledCompression } from './responses/compression.js'
 import type { CompiledCache } from './responses/response-cache.js'
+import type { RoutingDelta } from '../routes/reloader.js'
 
 export interface CompiledRoute {
   proxy: Proxy
@@ -69,14 +70,6 @@ export interface Match { route: CompiledRoute, params: string[], tail: string }
 export type MatchResult = Match | { allow: string[] } | null
 
 const node = (): TrieNode => ({ statics: new Map(), param: null, wildcard: null, leaf: null })
-
-/** What changed since the last update: records to add or replace, and ids that are gone. */
-export interface RoutingDelta {
-  collections?: readonly Collection[]
-  removedCollections?: readonly string[]
-  proxies?: readonly Proxy[]
-  removedProxies?: readonly string[]
-}
 
 /** A proxy's place in its collection's trie, with the key its route was compiled for. */
 interface Placed { proxy: Proxy, key: string, route: CompiledRoute | null, segs: string[], wildcard: boolean, placedIn: CollectionEntry | null }

@@ -15,15 +15,6 @@ export interface TrustedProxies {
   clientAddress (peer: string, xff: string | null): string
 }
 
-/** Parses the setting; throws naming the first entry that is not an address or CIDR. */
-export function parseTrustedProxies (list: readonly string[]): Cidr[] {
-  return list.map(s => {
-    const c = parseCidr(s)
-    if (c === null) throw new Error(`'${s}' is not an IP address or CIDR`)
-    return c
-  })
-}
-
 /** An address as X-Forwarded-For may carry it: bare, "[v6]" or "[v6]:port", "v4:port". */
 function bareAddress (s: string): string {
   const t = s.trim()

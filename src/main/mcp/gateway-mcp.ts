@@ -16,18 +16,10 @@ import type { RoutingView } from '../routes/reloader.js'
 import { checkOrigin } from './origin.js'
 import { buildCatalogue, viewFor, type Catalogue } from './gateway-catalogue.js'
 import type { McpSessions } from './sessions.js'
+import type { McpPeer } from '../gateway/mcp-route.js'
 
 /** The MCP SDK loads with the first MCP request, not at start (see management-mcp.ts). */
 const loadSdkSide = async () => await Promise.all([import('./http-session.js'), import('./gateway-tools.js')])
-
-/** The caller of one /mcp request, as the gateway listener saw it. */
-export interface McpPeer {
-  remoteIp: string
-  certFingerprint?: string
-  requestId: string
-  /** Where this gateway answers on loopback, and the signed hop header that carries the caller's address and certificate. */
-  self: { origin: string, hop: [string, string] }
-}
 
 export interface GatewayMcp {
   /** The served configuration changed; the tool catalogue is rebuilt when next asked for. */

@@ -5,7 +5,7 @@
  * for the management API and as Prometheus text at GET /metrics.
  */
 import type { RoutingView } from '../routes/reloader.js'
-import type { RequestRecord } from './types.js'
+import type { RequestRecord } from '../store/request-record.js'
 import { toOpenMetrics } from './open-metrics.js'
 
 /** Statuses the gateway answers by itself, counted by gatehouse_gateway_refused_total{reason}. */

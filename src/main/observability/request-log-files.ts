@@ -25,7 +25,7 @@ import type { Page } from '../../common/types.js'
 import { decodeCursor, encodeCursor, type PageQuery } from '../store/rows.js'
 import { listRequestLogs, type RequestLogFilter, type RequestLogItem, type RequestLogStore } from '../store/request-logs.js'
 import type { Queryable } from '../store/types.js'
-import { loggedPath, type RequestRecord } from './types.js'
+import { loggedPath, type RequestRecord } from '../store/request-record.js'
 
 const NAME = /^(\d{16})-(\d{13})\.ndjson$/
 const CHUNK = 256 * 1024

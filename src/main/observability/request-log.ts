@@ -15,7 +15,7 @@
  *                 └─ full: drop oldest, dropped++
  */
 import type { Logger } from '../logger.js'
-import type { RequestRecord } from './types.js'
+import type { RequestRecord } from '../store/request-record.js'
 
 export interface RequestLogOptions {
   sink: (records: RequestRecord[]) => Promise<void>

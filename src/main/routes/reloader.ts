@@ -11,10 +11,17 @@
  * running and one pending).
  */
 import type { Collection, Proxy } from '../../common/types.js'
-import type { RoutingDelta } from '../gateway/route-table.js'
 import type { Logger } from '../logger.js'
 import { configVersion, loadRoutingChanges } from '../store/routing.js'
 import type { Store } from '../store/types.js'
+
+/** What changed since the last update: records to add or replace, and ids that are gone. */
+export interface RoutingDelta {
+  collections?: readonly Collection[]
+  removedCollections?: readonly string[]
+  proxies?: readonly Proxy[]
+  removedProxies?: readonly string[]
+}
 
 /** The served configuration as this instance knows it; the lists are built on demand and kept until the next change. */
 export interface RoutingView {

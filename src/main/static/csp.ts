@@ -27,8 +27,3 @@ export function consoleCsp (connectOrigins: readonly string[]): string {
 
 /** The portal calls the gateway it is served by (same origin): nothing else. */
 export const PORTAL_CSP = [...COMMON, "connect-src 'self'"].join('; ')
-
-/** The origin of a URL, or null when it is not one. */
-export function originOf (url: string): string | null {
-  try { return new URL(url).origin } catch { return null }
-}

@@ -1,5 +1,5 @@
 import type { Page } from '../../common/types.js'
-import { loggedPath, type RequestRecord } from '../observability/types.js'
+import { loggedPath, type RequestRecord } from './request-record.js'
 import { iso, page, whereOf, type PageQuery } from './rows.js'
 import type { Queryable, Store } from './types.js'
 

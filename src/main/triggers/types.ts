@@ -4,13 +4,10 @@
  */
 import type { TraceContext } from '../../common/trace-context.js'
 import type { Proxy, WorkflowDefinition, WorkflowNode } from '../../common/types.js'
+import { PRODUCTION_TRIGGER_TYPES } from '../../common/workflow-catalogue.js'
 import type { ExecutionStatus } from '../store/executions.js'
 
-export type TriggerKind = 'cron_trigger' | 'broker_consumer' | 'imap_trigger'
-export const PRODUCTION_TRIGGER_TYPES: readonly TriggerKind[] = ['cron_trigger', 'broker_consumer', 'imap_trigger']
-
-/** Entry kinds that gateway traffic never starts (manual runs come from the builder only). */
-export const NON_GATEWAY_TRIGGER_TYPES: readonly string[] = [...PRODUCTION_TRIGGER_TYPES, 'manual_trigger']
+export type TriggerKind = typeof PRODUCTION_TRIGGER_TYPES[number]
 
 export type TriggerState = 'running' | 'stopped' | 'failing'
 

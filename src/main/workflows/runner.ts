@@ -31,7 +31,7 @@ import { boundRecord } from './record-size.js'
 import { anyNodeNeeds, credentialIdsOf, resolveSubworkflows } from './subworkflows.js'
 import type { TraceContext } from '../../common/trace-context.js'
 import type { Tracer } from '../observability/tracing/tracer.js'
-import { endRunSpan, startRunSpan } from '../observability/tracing/workflow-spans.js'
+import { endRunSpan, startRunSpan } from './spans.js'
 
 export const DEFAULT_TIMEOUT_MS = 30_000
 

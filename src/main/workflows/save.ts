@@ -2,7 +2,8 @@
 import type { Proxy, WorkflowDefinition } from '../../common/types.js'
 import { getProxy, patchProxy } from '../store/proxies.js'
 import { insertWorkflowVersion, type WorkflowVersion } from '../store/workflow-versions.js'
-import type { ManagementDeps } from '../management/server.js'
+import type { Store } from '../store/types.js'
+import type { EventSink } from '../events/types.js'
 import { checkDefinition, defaultDefinition, invalidDefinition } from './definition.js'
 
 export interface SaveRequest {
@@ -19,7 +20,14 @@ export interface SaveRequest {
  * Saves a definition and/or the enabled flag in one transaction that also adds a
  * version; then emits proxy_workflow. An enabled workflow must pass every rule.
  */
-export async function saveWorkflow (deps: ManagementDeps, req: SaveRequest): Promise<{ proxy: Proxy, version: WorkflowVersion }> {
+/** What a save needs: the store, where its event goes, and who reloads the configuration after it. */
+export interface SaveDeps {
+  store: Store
+  events: EventSink
+  onConfigChange: () => void
+}
+
+export async function saveWorkflow (deps: SaveDeps, req: SaveRequest): Promise<{ proxy: Proxy, version: WorkflowVersion }> {
   const { before, after, version } = await deps.store.tx(async q => {
     const current = await getProxy(q, req.proxyId)
     const enabled: boolean = req.enabled ?? current.workflow_enabled

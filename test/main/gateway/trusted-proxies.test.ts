@@ -8,7 +8,8 @@ import { ConfigError, loadConfig } from '../../../src/main/config/config.js'
 import { start, type Service } from '../../../src/main/server.js'
 import { createTempDir, silentLogger } from '../../helpers/db.js'
 import { GATEWAY_SERVER, startBackend } from '../../helpers/gateway.js'
-import { createTrustedProxies, parseTrustedProxies } from '../../../src/main/gateway/trusted-proxies.js'
+import { createTrustedProxies } from '../../../src/main/gateway/trusted-proxies.js'
+import { parseTrustedProxies } from '../../../src/common/cidr.js'
 
 async function setUp (t: { teardown (fn: () => unknown): void }, trusted: string) {
   const backend = await startBackend(t)

@@ -8,7 +8,7 @@ import { createRequire } from 'node:module'
 import WebSocket from 'ws'
 import { balancedCollection, collection, proxy, startGateway } from '../../helpers/gateway.js'
 import { startBackend } from '../../helpers/backends.js'
-import type { RequestRecord } from '../../../src/main/observability/types.js'
+import type { RequestRecord } from '../../../src/main/store/request-record.js'
 
 const uWS = createRequire(import.meta.url)('uWebSockets.js')
 

@@ -1,6 +1,6 @@
 import t from 'tap'
 import { Metrics } from '../../../src/main/observability/metrics.js'
-import type { RequestRecord } from '../../../src/main/observability/types.js'
+import type { RequestRecord } from '../../../src/main/store/request-record.js'
 import { parsePrometheus } from '../../helpers/prometheus-text.js'
 
 const rec = (time: number, ms: number, status = 200, proxy = 'p1', client: string | null = 'c1'): RequestRecord => ({

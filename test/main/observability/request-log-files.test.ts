@@ -3,7 +3,7 @@ import fs from 'node:fs'
 import path from 'node:path'
 import t from 'tap'
 import { RequestLogFiles, requestLogLine } from '../../../src/main/observability/request-log-files.js'
-import type { RequestRecord } from '../../../src/main/observability/types.js'
+import type { RequestRecord } from '../../../src/main/store/request-record.js'
 import { insertRequestLogs } from '../../../src/main/store/request-logs.js'
 import { createTempDir, openTestStore } from '../../helpers/db.js'
 

@@ -1,7 +1,7 @@
 /** The request log writer: batches off the hot path, a bounded buffer while the sink fails, one warning per outage. */
 import t from 'tap'
 import { RequestLogWriter } from '../../../src/main/observability/request-log.js'
-import type { RequestRecord } from '../../../src/main/observability/types.js'
+import type { RequestRecord } from '../../../src/main/store/request-record.js'
 import { recordingLogger } from '../cache/shared.js'
 import { eventually } from '../../helpers/wait.js'
 

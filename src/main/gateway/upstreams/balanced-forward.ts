@@ -16,7 +16,7 @@ import type { ResponseHead } from '../response-parser.js'
 import type { ExchangeEvents } from '../upstream.js'
 import type { AbortAwareEvents, Endpoint } from './endpoint.js'
 import { passiveFailure, passiveSuccess } from './health.js'
-import { noteAttempt } from '../../observability/tracing/gateway-spans.js'
+import { noteAttempt } from '../spans.js'
 import type { UpstreamSet } from './upstream-set.js'
 
 const IDEMPOTENT = new Set(['GET', 'HEAD', 'PUT', 'DELETE', 'OPTIONS'])

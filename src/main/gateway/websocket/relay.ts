@@ -27,7 +27,7 @@ import { MAX_WS_MESSAGE } from '../http/uws.js'
 import { buildRequestHead, buildTargetPath, type ClientRequestInfo } from '../request-head.js'
 import type { Endpoint } from '../upstreams/endpoint.js'
 import { passiveFailure, passiveSuccess } from '../upstreams/health.js'
-import { startBackendSpan } from '../../observability/tracing/gateway-spans.js'
+import { startBackendSpan } from '../spans.js'
 import { startTunnel } from './tunnel.js'
 import { closePayload, encodeFrame, FrameReader, OP_BINARY, OP_CLOSE, OP_PONG, OP_TEXT, type FrameEvents } from './frames.js'
 

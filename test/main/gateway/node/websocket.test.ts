@@ -17,7 +17,7 @@ import { loadConfig } from '../../../../src/main/config/config.js'
 import { createGateway } from '../../../../src/main/gateway/index.js'
 import { collection, proxy } from '../../../helpers/gateway.js'
 import { silentLogger } from '../../../helpers/db.js'
-import type { RequestRecord } from '../../../../src/main/observability/types.js'
+import type { RequestRecord } from '../../../../src/main/store/request-record.js'
 
 process.env.GATEWAY_SERVER = 'node'
 await import('../websocket.test.js')

@@ -7,10 +7,10 @@
  *   [SERVER GET /orders] ─> [workflow <id>] ─┬─> [http_request_node fetch] ─> backend's spans
  *   [cron / imap / kafka] ─> [workflow <id>] ─┴─> [set_node shape] …
  */
-import type { ExecutionResult } from '../../../workers/engine/types.js'
-import type { RunRequest } from '../../workflows/runner.js'
-import { KIND, type Span } from './span.js'
-import type { Tracer } from './tracer.js'
+import type { ExecutionResult } from '../../workers/engine/types.js'
+import { KIND, type Span } from '../observability/tracing/span.js'
+import type { RunRequest } from './runner.js'
+import type { Tracer } from '../observability/tracing/tracer.js'
 
 export function startRunSpan (tracer: Tracer, req: RunRequest, executionId: string): Span {
   const t = req.trace!

@@ -5,9 +5,9 @@
  * the backend call (CLIENT, its traceparent sent to the backend) and the
  * workflow run. Attributes are written only for sampled spans, at the end.
  */
-import { formatTraceparent } from '../../../common/trace-context.js'
-import type { GatewayExchange } from '../../gateway/exchange.js'
-import { KIND, type Span } from './span.js'
+import { formatTraceparent } from '../../common/trace-context.js'
+import { KIND, type Span } from '../observability/tracing/span.js'
+import type { GatewayExchange } from './exchange.js'
 
 /** The proxy's path template as clients call it (http.route), e.g. `/billing/invoices/{id}`. */
 export function routeTemplate (basePath: string, path: string): string {
