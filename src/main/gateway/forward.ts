@@ -27,7 +27,8 @@ export function forward (x: GatewayExchange, query: string, body: Buffer | null)
   const hasBody = x.hasBody
   const info: ClientRequestInfo = {
     method: x.method, headers: x.headers, host: x.publicHost, xff: x.xff, remoteIp: x.peerIp, clientIp: x.remoteIp, proto: x.proto, requestId: x.rid,
-    traceparent: x.span === null ? null : startBackendSpan(x, target), tracestate: x.span?.state ?? null,
+    // A balanced upstream's attempts each start their own span (upstreams/balanced-forward.ts).
+    traceparent: x.span === null || route.balanced !== null ? null : startBackendSpan(x, target), tracestate: x.span?.state ?? null,
     connectionTokens: x.connection === null ? null : x.connection.split(',').map(s => s.trim()).filter(s => s !== 'close' && s !== 'keep-alive')
   }
   const timeoutMs = route.timeoutMs ?? config.UPSTREAM_TIMEOUT_MS

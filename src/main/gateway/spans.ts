@@ -2,7 +2,8 @@
  * The gateway's spans, with OpenTelemetry's HTTP semantic conventions: one
  * SERVER span per request (started when the exchange copies the head), and
  * children for the access decision when it waits on Redis or a remote issuer,
- * the backend call (CLIENT, its traceparent sent to the backend) and the
+ * the backend call (CLIENT, its traceparent sent to the backend; on a
+ * balanced upstream one per attempt), the response cache's lookup and the
  * workflow run. Attributes are written only for sampled spans, at the end.
  */
 import { formatTraceparent } from '../../common/trace-context.js'
@@ -27,23 +28,42 @@ export function startBackendSpan (x: GatewayExchange, target: string): string {
     a['server.address'] = up.hostname
     a['server.port'] = up.port
     // The query is left out: it may carry secrets the backend expects and a trace store should not keep.
-    // A balanced upstream's attempts name their own target (noteAttempt).
-    if (x.match!.route.balanced === null) {
-      a['url.full'] = `${up.protocol}//${up.hostHeader}${target.split('?', 1)[0]}`
-      a['gatehouse.upstream.target'] = `${up.protocol}//${up.hostHeader}`
-    }
+    a['url.full'] = `${up.protocol}//${up.hostHeader}${target.split('?', 1)[0]}`
+    a['gatehouse.upstream.target'] = `${up.protocol}//${up.hostHeader}`
   }
   return formatTraceparent(span.traceId, span.spanId, span.sampled)
 }
 
 /**
- * A balanced upstream's attempt: the backend call's span names the target of the latest attempt
- * and counts the resends (`http.request.resend_count`, OpenTelemetry's HTTP convention).
+ * One attempt on a balanced upstream: its own CLIENT span under the server span, naming its
+ * target; a retry's carries `http.request.resend_count` = 1, 2, … (OpenTelemetry's HTTP
+ * convention). The attempt that answers stays `x.backendSpan`, ended with the request; one
+ * dropped for a retry is ended at once (endAttemptSpan). Returns the traceparent to send with it.
  */
-export function noteAttempt (span: Span, targetUrl: string, resends: number): void {
-  if (!span.sampled) return
-  span.attributes['gatehouse.upstream.target'] = targetUrl
-  if (resends > 0) span.attributes['http.request.resend_count'] = resends
+export function startAttemptSpan (x: GatewayExchange, target: { url: string, hostname: string, port: number, secure: boolean, hostHeader: string }, path: string, resends: number): string {
+  const span = x.ctx.tracer!.child(x.span!, x.method, KIND.client)
+  x.backendSpan = span
+  if (span.sampled) {
+    const a = span.attributes
+    a['http.request.method'] = x.method
+    a['server.address'] = target.hostname
+    a['server.port'] = target.port
+    a['url.full'] = `${target.secure ? 'https' : 'http'}://${target.hostHeader}${path.split('?', 1)[0]}`
+    a['gatehouse.upstream.target'] = target.url
+    if (resends > 0) a['http.request.resend_count'] = resends
+  }
+  return formatTraceparent(span.traceId, span.spanId, span.sampled)
+}
+
+/** An attempt given up for a retry: its answer's status (a 502/503/504) or why it failed ('connect', 'timeout', 'protocol'). */
+export function endAttemptSpan (x: GatewayExchange, span: Span, status: number, error: string): void {
+  if (span.sampled) {
+    if (status > 0) span.attributes['http.response.status_code'] = status
+    span.attributes['error.type'] = error
+    span.fail(undefined)
+  }
+  if (x.backendSpan === span) x.backendSpan = null
+  x.ctx.tracer!.end(span)
 }
 
 /** Ends the request's spans when the exchange finishes (backend call first, then the server span). */
@@ -55,7 +75,8 @@ export function endRequestSpans (x: GatewayExchange): void {
   if (back !== null) {
     if (back.sampled) {
       if (status > 0) back.attributes['http.response.status_code'] = status
-      if (status >= 500 || status === 0) { back.attributes['error.type'] = status === 0 ? 'aborted' : String(status); back.fail(undefined) }
+      // An attempt that failed says why ('connect', 'timeout'…) rather than the answer the client got.
+      if (status >= 500 || status === 0) { back.attributes['error.type'] ??= status === 0 ? 'aborted' : String(status); back.fail(undefined) }
     }
     tracer.end(back)
   }
@@ -101,6 +122,31 @@ export function endAccessSpan (x: GatewayExchange, span: Span, refused: { status
     span.attributes['gatehouse.access.refused'] = refused.code
     span.attributes['http.response.status_code'] = refused.status
     if (refused.status >= 500) span.fail(refused.code)
+  }
+  x.ctx.tracer!.end(span)
+}
+
+/** The response cache's lookup (memory or Redis), a child of the server span. */
+export function startCacheSpan (x: GatewayExchange, store: 'memory' | 'redis'): Span {
+  const span = x.ctx.tracer!.child(x.span!, 'gateway cache lookup', KIND.internal)
+  if (span.sampled) span.attributes['gatehouse.cache.store'] = store
+  return span
+}
+
+/**
+ * Ends the lookup's span with what the cache decided: `gatehouse.cache.status` = hit, miss or
+ * stale, and `gatehouse.cache.fwd` with RFC 9211's reason (uri-miss, vary-miss, stale) on a
+ * forward. `outcome` null: the lookup failed (`error`) or the client left first.
+ */
+export function endCacheSpan (x: GatewayExchange, span: Span, outcome: string | null, error: string | null): void {
+  if (span.end !== 0) return
+  if (span.sampled) {
+    const a = span.attributes
+    if (outcome !== null) {
+      a['gatehouse.cache.status'] = outcome === 'hit' ? 'hit' : outcome === 'stale' ? 'stale' : 'miss'
+      if (outcome !== 'hit') a['gatehouse.cache.fwd'] = outcome
+    }
+    if (error !== null && outcome === null && error !== 'the client went away') { a['error.type'] = 'cache_error'; span.fail(error) }
   }
   x.ctx.tracer!.end(span)
 }

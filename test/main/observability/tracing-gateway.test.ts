@@ -1,8 +1,9 @@
 /**
  * Tracing on the forwarding path: W3C trace context to the backend with the gateway's span as
  * parent, the spans a loopback OTLP receiver decodes (official protobuf definitions, and JSON),
- * the sampler's treatment of a caller's flag, trace ids in error bodies, and a slow or down
- * collector that delays no request and has its drops counted.
+ * the sampler's treatment of a caller's flag, trace ids in error bodies, a slow or down
+ * collector that delays no request and has its drops counted, a span per backend attempt on a
+ * balanced upstream, and the spans of cache lookups and of access decisions that wait on Redis.
  */
 import t from 'tap'
 import { loadConfig } from '../../../src/main/config/config.js'
@@ -10,6 +11,12 @@ import { createGateway } from '../../../src/main/gateway/index.js'
 import { createTracer, type Tracer } from '../../../src/main/observability/tracing/tracer.js'
 import { balancedCollection, collection, GATEWAY_SERVER, proxy, startBackend } from '../../helpers/gateway.js'
 import { silentLogger } from '../../helpers/db.js'
+import { profile } from '../../helpers/access.js'
+import { requireService, TEST_REDIS_URL } from '../../helpers/services.js'
+import { createRedis, whenRedisReady } from '../../../src/main/cache/redis.js'
+import { createRedisLimiter } from '../../../src/main/cache/redis-limiter.js'
+import { createRedisStore } from '../../../src/main/gateway/responses/cache-store.js'
+import { ResponseCache } from '../../../src/main/gateway/responses/response-cache.js'
 import { startOtlpReceiver, type ReceivedSpan } from '../../helpers/otlp-receiver.js'
 
 interface T { teardown (fn: () => unknown): void }
@@ -153,22 +160,109 @@ t.test('a slow or down collector delays no request; its drops are counted', asyn
   t.match(down.tracer.prometheus(), /gatehouse_tracing_spans_exported_total 0/)
 })
 
-t.test("a balanced upstream's retry: the backend call's span counts the resend and names the target that answered", async t => {
+t.test("a balanced upstream's retry: each attempt is its own CLIENT span under the server span, with its resend count", async t => {
   const receiver = await startOtlpReceiver(t)
-  const failing = await startBackend(t, (_req, res) => { res.writeHead(503).end('busy') })
+  let calls = 0
+  // Fails its first call (503), then answers.
+  const flaky = await startBackend(t, (_req, res) => { if (calls++ === 0) res.writeHead(503).end('busy'); else res.end('fine') })
+  const { url, gateway } = await tracedGateway(t, { OTEL_EXPORTER_OTLP_ENDPOINT: receiver.url })
+  const c = balancedCollection([{ url: flaky.url }], { retries: { attempts: 2, budget_percent: 100 }, health_checks: { passive: null } }, { base_path: '/lb' })
+  gateway.setRoutes([c], [proxy(c, { path: '/x' })])
+  const r = await fetch(`${url}/lb/x`, { headers: { connection: 'close' } })
+  t.equal(r.status, 200, 'the retry answered')
+  t.equal(await r.text(), 'fine')
+  t.equal(flaky.seen.length, 2, 'two attempts reached the backend')
+  const spans = await receiver.waitFor(s => s.some(x => x.kind === SERVER) && s.filter(x => x.kind === CLIENT).length >= 2, 'a server span and two attempt spans')
+  const server = spans.find(x => x.kind === SERVER)!
+  const attempts = spans.filter(x => x.kind === CLIENT).sort((a, b) => Number(a.startNs - b.startNs))
+  t.equal(attempts.length, 2, 'one span per attempt')
+  t.ok(attempts.every(a => a.parentSpanId === server.spanId && a.traceId === server.traceId), 'siblings under the server span')
+  const port = Number(new URL(flaky.url).port)
+  t.match(attempts[0]!.attributes, { 'http.response.status_code': 503, 'error.type': '503', 'server.address': '127.0.0.1', 'server.port': port, 'gatehouse.upstream.target': flaky.url })
+  t.equal(attempts[0]!.attributes['http.request.resend_count'], undefined, 'the first attempt is no resend')
+  t.equal(attempts[0]!.status.code, 2, 'the failed attempt is an error')
+  t.match(attempts[1]!.attributes, { 'http.request.resend_count': 1, 'http.response.status_code': 200, 'server.address': '127.0.0.1', 'server.port': port })
+  t.equal(attempts[1]!.attributes['error.type'], undefined)
+  for (let i = 0; i < 2; i++) {
+    t.equal(flaky.seen[i]!.headers.traceparent, `00-${server.traceId}-${attempts[i]!.spanId}-01`, `attempt ${i + 1}: the backend got that attempt's traceparent`)
+  }
+})
+
+t.test('a target that cannot be reached: its attempt span says connect, the next target answers', async t => {
+  const receiver = await startOtlpReceiver(t)
   const good = await startBackend(t)
   const { url, gateway } = await tracedGateway(t, { OTEL_EXPORTER_OTLP_ENDPOINT: receiver.url })
-  const c = balancedCollection([{ url: failing.url }, { url: good.url }], { retries: { attempts: 1, budget_percent: 100 } }, { base_path: '/lb' })
+  // Round robin from the first target: the closed port is tried first.
+  const c = balancedCollection([{ url: 'http://127.0.0.1:9' }, { url: good.url }], { retries: { attempts: 1, budget_percent: 100 }, health_checks: { passive: null } }, { base_path: '/lb2' })
   gateway.setRoutes([c], [proxy(c, { path: '/x' })])
-  for (let i = 0; i < 4; i++) {
-    const r = await fetch(`${url}/lb/x`, { headers: { connection: 'close' } })
-    t.equal(r.status, 200, 'the retry answered')
+  let spans: ReceivedSpan[] = []
+  for (let i = 0; i < 2; i++) {
+    const r = await fetch(`${url}/lb2/x`, { headers: { connection: 'close' } })
+    t.equal(r.status, 200)
     await r.text()
   }
-  t.ok(failing.seen.length >= 1, 'some attempts went to the failing target first')
-  const spans = await receiver.waitFor(s => s.filter(x => x.kind === CLIENT).length >= 4, 'four backend spans')
-  const retried = spans.filter(x => x.kind === CLIENT && x.attributes['http.request.resend_count'] === 1)
-  t.equal(retried.length, failing.seen.length, 'each retried request says so on its backend span')
-  t.ok(retried.every(x => x.attributes['gatehouse.upstream.target'] === good.url), 'and names the target that answered')
-  t.ok(spans.filter(x => x.kind === CLIENT).every(x => x.attributes['http.response.status_code'] === 200))
+  spans = await receiver.waitFor(s => s.filter(x => x.kind === CLIENT && x.attributes['error.type'] === 'connect').length >= 1 && s.filter(x => x.kind === SERVER).length >= 2, 'a connect failure span')
+  const failed = spans.find(x => x.kind === CLIENT && x.attributes['error.type'] === 'connect')!
+  t.match(failed.attributes, { 'server.port': 9, 'gatehouse.upstream.target': 'http://127.0.0.1:9' })
+  t.equal(failed.attributes['http.response.status_code'], undefined, 'no answer, no status')
+  const sibling = spans.find(x => x.kind === CLIENT && x.parentSpanId === failed.parentSpanId && x.spanId !== failed.spanId)!
+  t.match(sibling.attributes, { 'http.request.resend_count': 1, 'http.response.status_code': 200, 'gatehouse.upstream.target': good.url })
+})
+
+t.test('response cache lookups: a span per lookup saying miss, then hit', async t => {
+  const receiver = await startOtlpReceiver(t)
+  const backend = await startBackend(t, (_req, res) => { res.setHeader('cache-control', 'max-age=60'); res.end('cached body') })
+  const { url, gateway } = await tracedGateway(t, { OTEL_EXPORTER_OTLP_ENDPOINT: receiver.url })
+  const c = collection({ base_path: '/cached', upstream_url: backend.url })
+  gateway.setRoutes([c], [proxy(c, { path: '/x', cache: { ttl_s: 60, vary: [], shared: true } })])
+  for (const expected of ['gatehouse; fwd=uri-miss; stored', 'gatehouse; hit']) {
+    const r = await fetch(`${url}/cached/x`, { headers: { connection: 'close' } })
+    t.equal(await r.text(), 'cached body')
+    t.match(r.headers.get('cache-status'), expected.startsWith('gatehouse; hit') ? /^gatehouse; hit/ : expected)
+  }
+  const spans = await receiver.waitFor(s => s.filter(x => x.name === 'gateway cache lookup').length >= 2 && s.filter(x => x.kind === SERVER).length >= 2, 'two cache lookup spans')
+  const lookups = spans.filter(x => x.name === 'gateway cache lookup').sort((a, b) => Number(a.startNs - b.startNs))
+  const servers = spans.filter(x => x.kind === SERVER).sort((a, b) => Number(a.startNs - b.startNs))
+  t.match(lookups[0]!.attributes, { 'gatehouse.cache.status': 'miss', 'gatehouse.cache.fwd': 'uri-miss', 'gatehouse.cache.store': 'memory' })
+  t.match(lookups[1]!.attributes, { 'gatehouse.cache.status': 'hit', 'gatehouse.cache.store': 'memory' })
+  t.equal(lookups[0]!.parentSpanId, servers[0]!.spanId, 'under its request\'s server span')
+  t.equal(lookups[1]!.parentSpanId, servers[1]!.spanId)
+  t.notOk(spans.some(x => x.kind === CLIENT && x.traceId === servers[1]!.traceId), 'the hit made no backend call')
+})
+
+t.test('with Redis (CACHE_TYPE=redis): the access decision and the cache lookup each get a span', async t => {
+  const receiver = await startOtlpReceiver(t)
+  const redis = createRedis({ REDIS_URL: requireService(TEST_REDIS_URL, 'Redis') }, silentLogger)
+  t.teardown(() => redis.disconnect())
+  await whenRedisReady(redis)
+  const prefix = `gh-test:trace:${process.pid}:${Date.now()}:`
+  const backend = await startBackend(t, (_req, res) => { res.setHeader('cache-control', 'max-age=60'); res.end('from the backend') })
+  const config = loadConfig({ PORT: '0', HOST: '127.0.0.1', LOG_LEVEL: 'silent', SHUTDOWN_TIMEOUT_MS: '3000', OTEL_BSP_SCHEDULE_DELAY: '50', GATEWAY_SERVER, OTEL_EXPORTER_OTLP_ENDPOINT: receiver.url })
+  const tracer = createTracer(config, silentLogger)!
+  const c = collection({ base_path: '/limited', upstream_url: backend.url, auth_required: true })
+  const gateway = createGateway({
+    config, logger: silentLogger, readiness: async () => ({ ok: true, checks: {} }), tracer, env: {},
+    access: {
+      profiles: () => new Map([['p1', profile({ id: 'p1', auth_type: 'none', collection_ids: [c.id], policy_id: 'limit' })]]),
+      policies: () => new Map([['limit', { id: 'limit', status: 'enabled' as const, rate_limit: { requests: 100, per_seconds: 60 }, quota: { requests: 1000, period: 'day' as const } }]]),
+      limiter: createRedisLimiter(redis, silentLogger, { keyPrefix: prefix })
+    },
+    responseCache: new ResponseCache(createRedisStore(redis, prefix, silentLogger), 1024 * 1024)
+  })
+  const { port } = await gateway.listen()
+  t.teardown(async () => { await gateway.close(); await tracer.shutdown() })
+  gateway.setRoutes([c], [proxy(c, { path: '/x', cache: { ttl_s: 60, vary: [], shared: true } })])
+  for (let i = 0; i < 2; i++) {
+    const r = await fetch(`http://127.0.0.1:${port}/limited/x`, { headers: { connection: 'close', 'x-client-id': 'acme', 'x-profile-id': 'p1' } })
+    t.equal(r.status, 200)
+    t.equal(await r.text(), 'from the backend')
+  }
+  const spans = await receiver.waitFor(s => s.filter(x => x.name === 'gateway cache lookup').length >= 2 && s.filter(x => x.name === 'gateway access').length >= 2 && s.filter(x => x.kind === SERVER).length >= 2, 'access and cache spans')
+  const servers = spans.filter(x => x.kind === SERVER).sort((a, b) => Number(a.startNs - b.startNs))
+  for (const [i, server] of servers.entries()) {
+    const mine = spans.filter(x => x.parentSpanId === server.spanId)
+    t.equal(mine.filter(x => x.name === 'gateway access').length, 1, `request ${i + 1}: the access decision waited on Redis: one span`)
+    const lookup = mine.find(x => x.name === 'gateway cache lookup')
+    t.match(lookup?.attributes, { 'gatehouse.cache.store': 'redis', 'gatehouse.cache.status': i === 0 ? 'miss' : 'hit' }, `request ${i + 1}: the Redis lookup's span`)
+  }
 })

@@ -12,6 +12,8 @@
  *   other methods ─> forwarded (Cache-Status: fwd=bypass)
  */
 import type { GatewayExchange } from '../exchange.js'
+import { endCacheSpan, startCacheSpan } from '../spans.js'
+import type { Span } from '../../observability/tracing/span.js'
 import type { ResponseHead } from '../response-parser.js'
 import type { CacheSink } from './cache-sink.js'
 import { freshnessMs, storedHeaders, varyNames, varyPart } from './cache-policy.js'
@@ -72,13 +74,16 @@ export class ResponseCache {
 /** The cache stage: a fresh entry answers; otherwise `go` forwards (or runs the workflow). */
 export function serveCached (x: GatewayExchange, c: CompiledCache, query: string, go: () => void): void {
   if (x.method !== 'GET' && x.method !== 'HEAD') { go(); return }
-  lookup(x, c, query, go).catch((err: unknown) => {
+  const span = x.span === null ? null : startCacheSpan(x, x.ctx.responseCache.store.kind)
+  lookup(x, c, query, go, span).catch((err: unknown) => {
+    if (span !== null) endCacheSpan(x, span, null, err instanceof Error ? err.message : String(err))
     x.ctx.logger.error({ err, request_id: x.rid }, 'response cache lookup failed; forwarded')
     if (!x.closed) go()
   })
 }
 
-async function lookup (x: GatewayExchange, c: CompiledCache, query: string, go: () => void): Promise<void> {
+/** `span`: the lookup's span when traced, ended once the cache has decided (hit, miss or stale). */
+async function lookup (x: GatewayExchange, c: CompiledCache, query: string, go: () => void, span: Span | null): Promise<void> {
   const cache = x.ctx.responseCache
   const proxyId = x.match!.route.proxy.id
   const base = baseKey(x, c, query)
@@ -93,16 +98,18 @@ async function lookup (x: GatewayExchange, c: CompiledCache, query: string, go: 
       if (entry === null) fwd = 'vary-miss'
     }
   }
-  if (x.closed) return
+  if (x.closed) { if (span !== null) endCacheSpan(x, span, null, 'the client went away'); return }
   if (entry !== null && entry.kind === 'answer') {
     const left = entry.expiresAt - Date.now()
     if (left > 0) {
+      if (span !== null) endCacheSpan(x, span, 'hit', null)
       cache.count(proxyId, 'hit')
       serveEntry(x, entry, `gatehouse; hit; ttl=${Math.ceil(left / 1000)}`)
       return
     }
     fwd = 'stale'
   }
+  if (span !== null) endCacheSpan(x, span, fwd, null)
   cache.count(proxyId, 'miss')
   x.cacheStatus = `gatehouse; fwd=${fwd}`
   // A HEAD miss is forwarded as it is: it has no body to keep.

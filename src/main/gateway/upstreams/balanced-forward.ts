@@ -16,7 +16,8 @@ import type { ResponseHead } from '../response-parser.js'
 import type { ExchangeEvents } from '../upstream.js'
 import type { AbortAwareEvents, Endpoint } from './endpoint.js'
 import { passiveFailure, passiveSuccess } from './health.js'
-import { noteAttempt } from '../spans.js'
+import { endAttemptSpan, startAttemptSpan } from '../spans.js'
+import type { Span } from '../../observability/tracing/span.js'
 import type { UpstreamSet } from './upstream-set.js'
 
 const IDEMPOTENT = new Set(['GET', 'HEAD', 'PUT', 'DELETE', 'OPTIONS'])
@@ -71,12 +72,18 @@ class BalancedRequest {
     e.triedBy = this
     e.inFlight++
     x.target = e.target.url
-    if (x.backendSpan !== null) noteAttempt(x.backendSpan, e.target.url, this.attempts)
-    this.attempts++
     const { route, params, tail } = x.match!
     const t = e.target
     const path = buildTargetPath(route, params, tail, t.basePath) + (this.job.query !== '' ? `?${this.job.query}` : '')
-    const { body, info, timeoutMs, connectTimeoutMs } = this.job
+    const { body, timeoutMs, connectTimeoutMs } = this.job
+    let info = this.job.info
+    let span: Span | null = null
+    // Traced: each attempt is its own CLIENT span, and the backend gets that attempt's traceparent.
+    if (x.span !== null) {
+      info = { ...info, traceparent: startAttemptSpan(x, t, path, this.attempts) }
+      span = x.backendSpan
+    }
+    this.attempts++
     x.upstream = e.pool.request({
       head: buildRequestHead(route, info, path, body !== null ? body.length : (x.hasBody ? (x.contentLength >= 0 ? x.contentLength : 'chunked') : 0), t.hostHeader),
       body,
@@ -85,7 +92,7 @@ class BalancedRequest {
       retryable: this.replayable,
       connectTimeoutMs,
       responseTimeoutMs: timeoutMs,
-      events: new Attempt(this, e)
+      events: new Attempt(this, e, span)
     })
     return true
   }
@@ -107,7 +114,7 @@ class Attempt implements ExchangeEvents, AbortAwareEvents {
   private released = false
   private dropped = false
 
-  constructor (private readonly req: BalancedRequest, private readonly e: Endpoint) {}
+  constructor (private readonly req: BalancedRequest, private readonly e: Endpoint, private readonly span: Span | null) {}
 
   onHead (h: ResponseHead, framing: 'none' | 'length' | 'chunked' | 'close', length: number): void {
     if (this.dropped) return
@@ -117,6 +124,7 @@ class Attempt implements ExchangeEvents, AbortAwareEvents {
       if (req.mayRetrySent()) {
         // Dropped before a byte went to the client; the connection is closed rather than drained.
         this.dropped = true
+        if (this.span !== null) endAttemptSpan(req.job.x, this.span, h.status, String(h.status))
         this.release()
         req.job.x.upstream?.abort()
         if (req.next(true)) return
@@ -144,9 +152,12 @@ class Attempt implements ExchangeEvents, AbortAwareEvents {
     const req = this.req
     passiveFailure(req.set.scope, this.e, kind === 'connect' ? `connection failed: ${err.message}` : kind === 'timeout' ? 'timed out' : `connection cut: ${err.message}`, Date.now())
     if (!req.committed) {
-      if (kind === 'connect' && req.mayRetryUnsent() && req.next(false)) return
-      if (kind === 'protocol' && req.mayRetrySent() && req.next(true)) return
+      const retry = (kind === 'connect' && req.mayRetryUnsent()) || (kind === 'protocol' && req.mayRetrySent())
+      if (retry && this.span !== null) endAttemptSpan(req.job.x, this.span, 0, kind)
+      if (retry && req.next(kind === 'protocol')) return
     }
+    // The attempt whose failure the client hears: its span says why ('connect', 'timeout', 'protocol').
+    if (this.span !== null && this.span.sampled && req.job.x.backendSpan === this.span) this.span.attributes['error.type'] = kind
     req.job.relay.onError(kind, err)
   }
 
