@@ -17,10 +17,10 @@ import { collectionRoutes } from './collections-routes.js'
 import { mountOperations } from './operation-routes.js'
 import { createOperationDeps } from '../operations/effects.js'
 import { proxyRoutes } from './proxies-routes.js'
-import { registerWorkflowRoutes } from './workflow-routes.js'
+import { workflowRoutes } from './workflow-routes.js'
 import { registerImportExportRoutes } from './import-export-routes.js'
-import { registerThreadRoutes } from './threads-routes.js'
-import { registerAuditRoutes } from './audit-routes.js'
+import { threadRoutes } from './threads-routes.js'
+import { auditRoutes } from './audit-routes.js'
 import { accessRoutes } from './access-routes.js'
 import { credentialRoutes } from './credentials-routes.js'
 import { registerConfigRoutes } from './config-routes.js'
@@ -106,11 +106,11 @@ export function createManagementServer (deps: ManagementDeps): ManagementServer 
   const operations = createOperationDeps(deps)
   mountOperations(router, operations, collectionRoutes)
   mountOperations(router, operations, proxyRoutes)
-  registerWorkflowRoutes(router, deps)
-  registerThreadRoutes(router, deps)
+  mountOperations(router, operations, workflowRoutes)
+  mountOperations(router, operations, threadRoutes)
   mountOperations(router, operations, credentialRoutes)
   mountOperations(router, operations, accessRoutes)
-  registerAuditRoutes(router, deps)
+  mountOperations(router, operations, auditRoutes)
   registerConfigRoutes(router, deps)
 
   const serveConsole = consoleResponder(deps.consoleFiles ?? loadStaticFiles(builtUiDir('console'), { spa: true }), (method, path) => {

@@ -2,13 +2,12 @@
  * Assistant threads: one saved conversation per signed-in user (OIDC `sub`) per surface.
  * The `sub` comes from the token only, so a user can neither read nor overwrite another's.
  */
-import { payloadTooLarge } from '../../common/errors.js'
-import { deleteThread, getThread, saveThread, type ThreadSurface } from '../store/threads.js'
-import type { Router } from './router.js'
-import type { ManagementDeps } from './server.js'
-import { etag } from './validation.js'
+import { deleteThreadOp, getThreadOp, saveThreadOp, THREAD_LIMITS } from '../operations/threads.js'
+import type { OperationDeps } from '../operations/types.js'
+import type { ThreadSurface } from '../store/threads.js'
+import { op, type OperationRoute } from './operation-routes.js'
 
-export const THREAD_LIMITS = { messages: 1000, bytes: 1024 * 1024 }
+export { THREAD_LIMITS } from '../operations/threads.js'
 
 const SURFACES: Array<{ path: string, surface: ThreadSurface }> = [
   { path: '/api/v1/copilot/thread', surface: 'management' },
@@ -38,30 +37,14 @@ const putSchema = {
   }
 }
 
-export function registerThreadRoutes (router: Router, deps: Pick<ManagementDeps, 'store'>): void {
-  const audit = (action: string) => ({ kind: 'assistant_thread', action })
-  for (const { path, surface } of SURFACES) {
-    router.add('GET', path, async ctx => {
-      const thread = await getThread(deps.store, surface, ctx.user!.sub)
-      return { status: 200, body: thread, headers: etag(thread.version) }
-    }, { role: 'viewer' })
+const audit = (action: string) => ({ kind: 'assistant_thread', action })
 
-    router.add('PUT', path, async ctx => {
-      const { messages, title, metadata } = ctx.body
-      if (messages.length > THREAD_LIMITS.messages) {
-        throw payloadTooLarge(`The thread has ${messages.length} messages; at most ${THREAD_LIMITS.messages} are kept. Drop older messages or start a new thread.`)
-      }
-      const size = Buffer.byteLength(JSON.stringify({ messages, title, metadata }))
-      if (size > THREAD_LIMITS.bytes) {
-        throw payloadTooLarge(`The thread is ${size} bytes; at most ${THREAD_LIMITS.bytes} bytes (1 MiB) are kept. Drop older messages or start a new thread.`)
-      }
-      const thread = await saveThread(deps.store, surface, ctx.user!.sub, { messages, title, metadata }, ctx.ifMatch)
-      return { status: 200, body: thread, headers: etag(thread.version) }
-    }, { role: 'viewer', body: putSchema, maxBodyBytes: 2 * THREAD_LIMITS.bytes, readOnly: ['surface'], audit: audit('update') })
-
-    router.add('DELETE', path, async ctx => {
-      await deleteThread(deps.store, surface, ctx.user!.sub, ctx.ifMatch)
-      return { status: 204 }
-    }, { role: 'viewer', audit: audit('delete') })
-  }
-}
+export const threadRoutes: ReadonlyArray<OperationRoute<Pick<OperationDeps, 'store'>>> = SURFACES.flatMap(({ path, surface }) => [
+  op({ method: 'GET', path, role: 'viewer', etag: true, input: () => ({ surface }), operation: getThreadOp }),
+  op({
+    method: 'PUT', path, role: 'viewer', body: putSchema, etag: true, operation: saveThreadOp,
+    options: { maxBodyBytes: 2 * THREAD_LIMITS.bytes, readOnly: ['surface'], audit: audit('update') },
+    input: r => ({ surface, ifMatch: r.ifMatch, thread: { messages: r.body.messages, title: r.body.title, metadata: r.body.metadata } })
+  }),
+  op({ method: 'DELETE', path, role: 'viewer', status: 204, options: { audit: audit('delete') }, input: r => ({ surface, ifMatch: r.ifMatch }), operation: deleteThreadOp })
+])

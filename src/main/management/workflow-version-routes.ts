@@ -1,30 +1,13 @@
 /** Saved versions of a workflow: list (newest first) and restore (a new version, a proxy_workflow event). */
-import { getProxyByWorkflowId } from '../store/workflows.js'
-import { getWorkflowVersion, listWorkflowVersions } from '../store/workflow-versions.js'
-import type { Router } from './router.js'
-import type { ManagementDeps } from './server.js'
-import { pageQuery, etag } from './validation.js'
-import { saveWorkflow, workflowBody } from '../workflows/save.js'
+import { getWorkflowVersionOp, listWorkflowVersionsOp, restoreWorkflowVersionOp } from '../operations/workflows.js'
+import type { OperationDeps } from '../operations/types.js'
+import { op, type OperationRoute } from './operation-routes.js'
+import { pageQuery } from './validation.js'
 
-export function registerWorkflowVersionRoutes (router: Router, deps: ManagementDeps): void {
-  router.add('GET', '/api/v1/workflows/:workflowId/versions', async ctx => {
-    const pq = pageQuery(ctx.query)
-    await getProxyByWorkflowId(deps.store, ctx.params.workflowId)
-    return { status: 200, body: await listWorkflowVersions(deps.store, ctx.params.workflowId, pq) }
-  }, { role: 'viewer' })
+const base = '/api/v1/workflows/:workflowId/versions'
 
-  router.add('GET', '/api/v1/workflows/:workflowId/versions/:versionId', async ctx => {
-    await getProxyByWorkflowId(deps.store, ctx.params.workflowId)
-    return { status: 200, body: await getWorkflowVersion(deps.store, ctx.params.workflowId, ctx.params.versionId) }
-  }, { role: 'viewer' })
-
-  // Restores the definition only: the enabled flag stays as it is (restoring never switches production on or off).
-  router.add('POST', '/api/v1/workflows/:workflowId/versions/:versionId/restore', async ctx => {
-    const proxy = await getProxyByWorkflowId(deps.store, ctx.params.workflowId)
-    const from = await getWorkflowVersion(deps.store, ctx.params.workflowId, ctx.params.versionId)
-    const { proxy: after, version } = await saveWorkflow(deps, {
-      proxyId: proxy.id, definition: from.definition, actorSub: ctx.user?.sub ?? null, ifMatch: ctx.ifMatch, restoredFrom: from.id
-    })
-    return { status: 200, body: { ...workflowBody(after, version), restored_from: { id: from.id, number: from.number } }, headers: etag(after.version) }
-  }, { role: 'editor' })
-}
+export const workflowVersionRoutes: ReadonlyArray<OperationRoute<OperationDeps>> = [
+  op({ method: 'GET', path: base, role: 'viewer', input: r => ({ page: pageQuery(r.query), workflowId: r.params.workflowId }), operation: listWorkflowVersionsOp }),
+  op({ method: 'GET', path: `${base}/:versionId`, role: 'viewer', input: r => ({ workflowId: r.params.workflowId, versionId: r.params.versionId }), operation: getWorkflowVersionOp }),
+  op({ method: 'POST', path: `${base}/:versionId/restore`, role: 'editor', etag: true, input: r => ({ workflowId: r.params.workflowId, versionId: r.params.versionId, ifMatch: r.ifMatch }), operation: restoreWorkflowVersionOp })
+]

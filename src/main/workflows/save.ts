@@ -3,7 +3,6 @@ import type { Proxy, WorkflowDefinition } from '../../common/types.js'
 import { getProxy, patchProxy } from '../store/proxies.js'
 import { insertWorkflowVersion, type WorkflowVersion } from '../store/workflow-versions.js'
 import type { Store } from '../store/types.js'
-import type { EventSink } from '../events/types.js'
 import { checkDefinition, defaultDefinition, invalidDefinition } from './definition.js'
 
 export interface SaveRequest {
@@ -18,17 +17,11 @@ export interface SaveRequest {
 
 /**
  * Saves a definition and/or the enabled flag in one transaction that also adds a
- * version; then emits proxy_workflow. An enabled workflow must pass every rule.
+ * version. An enabled workflow must pass every rule. Returns the proxy_workflow change for the
+ * caller to announce (the operation's one effect).
  */
-/** What a save needs: the store, where its event goes, and who reloads the configuration after it. */
-export interface SaveDeps {
-  store: Store
-  events: EventSink
-  onConfigChange: () => void
-}
-
-export async function saveWorkflow (deps: SaveDeps, req: SaveRequest): Promise<{ proxy: Proxy, version: WorkflowVersion }> {
-  const { before, after, version } = await deps.store.tx(async q => {
+export async function saveWorkflow (store: Store, req: SaveRequest): Promise<{ proxy: Proxy, version: WorkflowVersion, change: WorkflowChange }> {
+  const { before, after, version } = await store.tx(async q => {
     const current = await getProxy(q, req.proxyId)
     const enabled: boolean = req.enabled ?? current.workflow_enabled
     let definition = req.definition !== undefined ? req.definition : current.workflow
@@ -44,17 +37,18 @@ export async function saveWorkflow (deps: SaveDeps, req: SaveRequest): Promise<{
     })
     return { before, after, version }
   })
-  deps.events.publish({
+  const change: WorkflowChange = {
     resource_kind: 'proxy_workflow',
     proxy_id: after.id,
     definition_changed: JSON.stringify(before.workflow) !== JSON.stringify(after.workflow),
     enabled_changed: before.workflow_enabled !== after.workflow_enabled,
-    workflow_enabled: after.workflow_enabled,
-    actor_sub: req.actorSub ?? undefined
-  })
-  deps.onConfigChange()
-  return { proxy: after, version }
+    workflow_enabled: after.workflow_enabled
+  }
+  return { proxy: after, version, change }
 }
+
+/** The change event of a save, without its actor. */
+export interface WorkflowChange { resource_kind: 'proxy_workflow', proxy_id: string, definition_changed: boolean, enabled_changed: boolean, workflow_enabled: boolean }
 
 /** The answer of the workflow routes; `version` is the proxy record's (ETag), `version_id`/`version_number` the saved workflow version's. */
 export const workflowBody = (p: Proxy, v: { id: string, number: number } | null) => ({
