@@ -6,6 +6,7 @@ import type { Router } from './router.js'
 import { pageQuery } from './validation.js'
 import type { WorkflowRunDeps } from './workflow-run-routes.js'
 import { prepareRun } from '../workflows/run-request.js'
+import { MANUAL_TRACE } from '../workflows/spans.js'
 
 const STATUSES = ['success', 'error', 'timeout']
 const MODES = ['gateway', 'test', 'manual', 'replay', 'trigger']
@@ -36,7 +37,7 @@ export function registerWorkflowExecutionRoutes (router: Router, deps: WorkflowR
     }
     const { record } = await deps.runner.run({
       proxy: prep.proxy, definition: prep.definition, mode: 'replay', trigger_output: old.trigger_output,
-      workflow_version: prep.version, replay_of: old.id, saved: true, persist: 'settings', awaitPersist: true
+      workflow_version: prep.version, replay_of: old.id, saved: true, persist: 'settings', awaitPersist: true, trace: MANUAL_TRACE
     })
     return { status: 200, body: record }
   }, { role: 'editor', body: { type: 'object', additionalProperties: false, properties: {} } })

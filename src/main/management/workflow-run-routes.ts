@@ -11,6 +11,7 @@ import type { ServerResponse } from 'node:http'
 import { badRequest } from '../../common/errors.js'
 import type { Store } from '../store/types.js'
 import type { RunRequest, Runner } from '../workflows/runner.js'
+import { MANUAL_TRACE } from '../workflows/spans.js'
 import type { CaptureTrigger } from '../triggers/test-capture.js'
 import type { Logger } from '../logger.js'
 import type { TriggerListens } from '../workflows/trigger-listen.js'
@@ -48,7 +49,8 @@ export function registerWorkflowRunRoutes (router: Router, deps: WorkflowRunDeps
       saved: prep.saved,
       // A test of the whole workflow is stored like any run (runtime_settings decide); a partial one never.
       persist: partial ? 'never' : 'settings',
-      awaitPersist: true
+      awaitPersist: true,
+      trace: MANUAL_TRACE
     }
   }
 
@@ -93,7 +95,8 @@ export function registerWorkflowRunRoutes (router: Router, deps: WorkflowRunDeps
       start_node: body.start_node,
       destination_node: body.destination_node,
       workflow_version: prep.version,
-      persist: 'never'
+      persist: 'never',
+      trace: MANUAL_TRACE
     })
     return { status: 200, body: record }
   }, { ...BUILDER, body: runBodySchema })
@@ -120,7 +123,8 @@ export function registerWorkflowRunRoutes (router: Router, deps: WorkflowRunDeps
       start_node: nodeId,
       destination_node: nodeId,
       workflow_version: prep.version,
-      persist: 'never'
+      persist: 'never',
+      trace: MANUAL_TRACE
     })
     return { status: 200, body: record }
   }, { ...BUILDER, body: nodeTestBodySchema })
@@ -133,7 +137,7 @@ export function registerWorkflowRunRoutes (router: Router, deps: WorkflowRunDeps
     }
     const { record } = await deps.runner.run({
       proxy: prep.proxy, definition: prep.definition, mode: 'manual', trigger_output: manualTriggerOutput(),
-      workflow_version: prep.version, saved: true, persist: 'settings', awaitPersist: true
+      workflow_version: prep.version, saved: true, persist: 'settings', awaitPersist: true, trace: MANUAL_TRACE
     })
     return { status: 200, body: record }
   }, { role: 'editor', body: { type: 'object', additionalProperties: false, properties: {} } })

@@ -22,6 +22,9 @@ import type { Runner } from '../workflows/runner.js'
 import type { HealthPatch, TriggerHealth } from './health.js'
 import { entryTriggerOf, isProductionKind, type StartTrigger, type TriggerHandle, type TriggerKind, type TriggerScope, type TriggerState } from './types.js'
 
+/** What a run's span names as its trigger (gatehouse.execution.trigger). */
+const TRIGGER_NAMES: Record<string, string> = { cron_trigger: 'cron', imap_trigger: 'imap', broker_consumer: 'kafka' }
+
 interface Entry {
   proxy: Proxy
   kind: TriggerKind
@@ -105,7 +108,9 @@ export function createTriggerSupervisor (deps: SupervisorDeps): TriggerSuperviso
             trigger_output: { ...output, run_id: id }, execution_id: id, saved: true, persist: 'settings',
             definition_key: `${proxy.id}:${proxy.workflow_id}:${proxy.version}`, lean: true,
             // A message's producer context continues (CONSUMER); cron and IMAP runs start a trace.
-            trace: trace != null ? { parent: trace, remote: true, kind: 'consumer' } : { parent: null, kind: kind === 'broker_consumer' ? 'consumer' : 'internal' }
+            trace: trace != null
+              ? { parent: trace, remote: true, kind: 'consumer', trigger: TRIGGER_NAMES[kind] ?? kind }
+              : { parent: null, kind: kind === 'broker_consumer' ? 'consumer' : 'internal', trigger: TRIGGER_NAMES[kind] ?? kind }
           })
           status = result.status
           error = result.error?.message ?? null

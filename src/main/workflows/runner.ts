@@ -60,14 +60,15 @@ export interface RunRequest {
   /** Per-node records come back only when they will be stored (gateway runs: nobody else reads them). */
   lean?: boolean
   /**
-   * Traced runs (gateway requests, triggers): the run's span continues `parent` (the gateway's
+   * Traced runs (gateway requests, triggers, management runs): the run's span continues `parent` (the gateway's
    * span, a Kafka message's context) or starts a trace; `remote` when the parent is another
    * process's. Absent, or no tracer: not traced.
    */
   trace?: RunTrace
 }
 
-export interface RunTrace { parent: TraceContext | null, remote?: boolean, kind?: 'internal' | 'consumer' }
+/** `trigger`: what started the run (`http`, `cron`, `imap`, `kafka`, `manual` for the management API's runs), on its span. */
+export interface RunTrace { parent: TraceContext | null, remote?: boolean, kind?: 'internal' | 'consumer', trigger?: string }
 
 /** A proxy's saved definition, as the route table holds it: the proxy's version changes with every save. */
 export type GatewayRoute = { proxy: { id: string, workflow_id: string, version?: number }, workflow: WorkflowDefinition | null }
@@ -266,7 +267,7 @@ export function createRunner (deps: RunnerDeps): Runner {
       const def = route.workflow!
       const { result, record } = await run({
         proxy: route.proxy, definition: def, mode: 'gateway', trigger_output: trigger, saved: true, persist: 'settings', definition_key: planKey(route), lean: true,
-        ...(trace != null ? { trace: { parent: trace } } : {})
+        ...(trace != null ? { trace: { parent: trace, trigger: 'http' } } : {})
       })
       return answerOf(result, def, record.id)
     },

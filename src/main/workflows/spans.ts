@@ -6,11 +6,15 @@
  *
  *   [SERVER GET /orders] ─> [workflow <id>] ─┬─> [http_request_node fetch] ─> backend's spans
  *   [cron / imap / kafka] ─> [workflow <id>] ─┴─> [set_node shape] …
+ *   [management API: test, manual, replay…] ─> [workflow <id>] (a root, trigger manual)
  */
 import type { ExecutionResult } from '../../workers/engine/types.js'
 import { KIND, type Span } from '../observability/tracing/span.js'
-import type { RunRequest } from './runner.js'
+import type { RunRequest, RunTrace } from './runner.js'
 import type { Tracer } from '../observability/tracing/tracer.js'
+
+/** A run started from the management API (test, partial, single-node, manual, replay): a trace of its own. */
+export const MANUAL_TRACE: RunTrace = Object.freeze({ parent: null, trigger: 'manual' })
 
 export function startRunSpan (tracer: Tracer, req: RunRequest, executionId: string): Span {
   const t = req.trace!
@@ -21,6 +25,7 @@ export function startRunSpan (tracer: Tracer, req: RunRequest, executionId: stri
     a['gatehouse.proxy_id'] = req.proxy.id
     a['gatehouse.execution.id'] = executionId
     a['gatehouse.execution.mode'] = req.mode
+    if (t.trigger !== undefined) a['gatehouse.execution.trigger'] = t.trigger
   }
   return span
 }
