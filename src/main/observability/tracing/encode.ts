@@ -2,12 +2,16 @@
  * Finished span records to an OTLP ExportTraceServiceRequest body, with the
  * official encoder (@opentelemetry/otlp-transformer, protobuf or JSON). Records
  * are shaped as the SDK's ReadableSpan here, once per export batch, so the
- * request path never builds an SDK object.
+ * request path never builds an SDK object. The encoder loads when tracing is configured, not at
+ * start (it is a third of a second and about 15 MB that a service without tracing never uses).
  */
-import { JsonTraceSerializer, ProtobufTraceSerializer } from '@opentelemetry/otlp-transformer'
+import { lazyRequire } from '../../lazy-require.js'
 import type { Attributes, FinishedSpan, Span } from './span.js'
 
-type ReadableSpans = Parameters<typeof ProtobufTraceSerializer.serializeRequest>[0]
+type Transformer = typeof import('@opentelemetry/otlp-transformer')
+type ReadableSpans = Parameters<Transformer['ProtobufTraceSerializer']['serializeRequest']>[0]
+
+const loadTransformer = lazyRequire<Transformer>('@opentelemetry/otlp-transformer')
 
 /** What an exported span is: a gateway span, or a worker's node span with its trace id. */
 export type ExportSpan = Span | (FinishedSpan & { traceId: string, sampled: true, state?: string })
@@ -17,6 +21,7 @@ const SCOPE = { name: 'gatehouse', version: '1' }
 export function createEncoder (protocol: 'http/protobuf' | 'http/json', resourceAttributes: Attributes): (spans: ExportSpan[]) => Uint8Array {
   // One resource object for all spans: the encoder groups spans by resource identity.
   const resource = { attributes: resourceAttributes, asyncAttributesPending: false }
+  const { JsonTraceSerializer, ProtobufTraceSerializer } = loadTransformer()
   const serializer = protocol === 'http/json' ? JsonTraceSerializer : ProtobufTraceSerializer
   return spans => serializer.serializeRequest(spans.map(s => readable(s, resource)) as unknown as ReadableSpans) ?? new Uint8Array(0)
 }
