@@ -74,5 +74,10 @@ const stop = (signal: string) => {
     process.exit(1)
   })
 }
+// CONFIG_FILE: SIGHUP reads the file again (without it, SIGHUP keeps its default: the process ends).
+if (service.reloadConfigFile !== null) {
+  const reloadConfigFile = service.reloadConfigFile
+  process.on('SIGHUP', () => { logger.info('SIGHUP: reloading CONFIG_FILE'); void reloadConfigFile() })
+}
 process.on('SIGTERM', () => stop('SIGTERM'))
 process.on('SIGINT', () => stop('SIGINT'))

@@ -21,6 +21,8 @@ import { startWorkflows } from './startup/workflows.js'
 import { startGateway } from './startup/gateway.js'
 import { startManagement } from './startup/management.js'
 import { closeInReverse } from './startup/subsystem.js'
+import { createConfigFileSource } from './config-file/file-source.js'
+import { refuseConfigurationWrites } from './config-file/read-only.js'
 
 export interface Service {
   gatewayPort: number
@@ -34,6 +36,8 @@ export interface Service {
   reloadRoutes (): Promise<void>
   /** Signs a management token with the local issuer (null when OIDC is configured). */
   issueToken: ((sub: string, role: 'viewer' | 'editor' | 'admin') => Promise<string>) | null
+  /** With CONFIG_FILE: reads the file again and applies it (SIGHUP); a bad file is logged and changes nothing. */
+  reloadConfigFile: (() => Promise<void>) | null
   close (): Promise<void>
 }
 
@@ -46,6 +50,17 @@ export interface StartOptions {
 export async function start (config: Readonly<Config>, opts: StartOptions = {}): Promise<Service> {
   const logger = opts.logger ?? createLogger(config)
   const store = await startStore(config, logger, opts.keyPrefix)
+  // CONFIG_FILE: the gateway becomes the file before anything serves (a bad file stops the start).
+  const configFile = config.CONFIG_FILE === '' ? null : createConfigFileSource({ path: config.CONFIG_FILE, store: store.store, secretsKey: store.secretsKey, env: process.env })
+  if (configFile !== null) {
+    try {
+      const r = await configFile.load()
+      logger.info({ config_file: configFile.path, changes: r.changes.length, version: r.version }, `configuration loaded from CONFIG_FILE ${configFile.path}; management writes are refused (409)`)
+    } catch (err) {
+      await closeInReverse([store])
+      throw err
+    }
+  }
   const observability = startObservability(config, logger, store.requestLogs)
   const reload = createConfigReload({ store: store.store, logger, secretsKey: store.secretsKey, hub: store.hub })
   const workflows = startWorkflows({ config, logger, store, metrics: observability.metrics, tracer: observability.tracer, routes: reload.routes })
@@ -57,6 +72,7 @@ export async function start (config: Readonly<Config>, opts: StartOptions = {}):
   // Everything that serves from the configuration, in the order a change reaches it.
   await reload.serve([workflows.warmUp, gateway.routes, gateway.portal, gateway.mcp, observability.consumer, workflows.reconcile])
   const management = await startManagement({ config, logger, store, observability, reload, workflows, gateway })
+  if (configFile !== null) refuseConfigurationWrites(management.server.router, configFile.path)
 
   const [{ port: managementPort }, gatewayPorts] = await Promise.all([management.listen(), gateway.listen()])
   store.announce()
@@ -78,6 +94,21 @@ export async function start (config: Readonly<Config>, opts: StartOptions = {}):
     logger,
     reloadRoutes: reload.routes.reload,
     issueToken: management.issueToken,
+    reloadConfigFile: configFile === null
+      ? null
+      : async () => {
+        try {
+          const r = await configFile.load()
+          if (!r.applied) { logger.info({ config_file: configFile.path }, 'CONFIG_FILE reloaded: the gateway already matches it'); return }
+          // As a management write: triggers hear at once, event streams once this instance serves the change.
+          reload.changed()
+          for (const e of r.events) workflows.triggers.notify(e)
+          void reload.settled().then(() => { for (const e of r.events) store.hub.publish(e) })
+          logger.info({ config_file: configFile.path, changes: r.changes.length, version: r.version }, 'CONFIG_FILE reloaded')
+        } catch (err) {
+          logger.error({ err: (err as Error).message }, 'CONFIG_FILE reload failed; the running configuration stays')
+        }
+      },
     close
   }
 }

@@ -14,6 +14,8 @@ export interface AuthConfig {
   roles_claim: string
   local_issuer: boolean
   token_command: string | null
+  /** The service serves CONFIG_FILE: configuration changes through the API are refused (409). */
+  config_file?: boolean
 }
 
 export interface Session { token: string, sub: string, role: Role | null, expiresAt: number | null }

@@ -79,6 +79,11 @@ function App () {
   const signOut = () => { dropToken(); queryClient.clear(); setPhase({ kind: 'signed-out', reason: 'You signed out.' }) }
   return (
     <SessionContext.Provider value={{ session: phase.session, signOut }}>
+      {config?.config_file === true && (
+        <div role='status' style={{ padding: '6px 12px', background: '#fff4ce', borderBottom: '1px solid #e0c66b', fontSize: 14 }}>
+          Read-only: this gateway's configuration comes from its CONFIG_FILE. Changes made here are refused; edit the file and reload the service (SIGHUP).
+        </div>
+      )}
       <StreamContext.Provider value={stream}><RouterProvider router={router} /></StreamContext.Provider>
     </SessionContext.Provider>
   )

@@ -29,6 +29,8 @@ export interface Config {
   ASSISTANT_MAX_STEPS: number
   DATABASE_URL: string
   DATA_DIR: string
+  /** A configuration file the service serves (docs/config-as-code.md); empty: configured through the API. */
+  CONFIG_FILE: string
   CACHE_TYPE: 'memory' | 'redis'
   REDIS_URL: string
   LOG_LEVEL: 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent'
@@ -100,6 +102,7 @@ const VARS: Record<keyof Config, VarSpec> = {
   MCP_ALLOWED_HOSTS: { type: 'string', default: '', accepts: 'comma-separated host[:port] values' },
   DATABASE_URL: { type: 'string', default: '', pattern: '^(|postgres(ql)?://.+)$', accepts: 'a postgres:// URL, or empty for the embedded store' },
   DATA_DIR: { type: 'string', default: './data', accepts: 'a directory path' },
+  CONFIG_FILE: { type: 'string', default: '', accepts: 'the path of a configuration file (YAML or JSON), or empty' },
   CACHE_TYPE: { type: 'string', default: 'memory', enum: ['memory', 'redis'], accepts: 'memory or redis' },
   REDIS_URL: { type: 'string', default: 'redis://127.0.0.1:6379', pattern: '^rediss?://.+', accepts: 'a redis:// URL' },
   LOG_LEVEL: { type: 'string', default: 'info', enum: ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'], accepts: 'fatal, error, warn, info, debug, trace or silent' },
@@ -211,7 +214,7 @@ export function loadConfig (env: NodeJS.ProcessEnv = process.env): Readonly<Conf
   }
   cfg.ASSISTANT_BASE_URL = String(cfg.ASSISTANT_BASE_URL).replace(/\/+$/, '')
   cfg.DATA_DIR = path.resolve(String(cfg.DATA_DIR))
-  for (const k of ['TLS_CERT', 'TLS_KEY', 'TLS_CA']) if (cfg[k] !== '') cfg[k] = path.resolve(String(cfg[k]))
+  for (const k of ['TLS_CERT', 'TLS_KEY', 'TLS_CA', 'CONFIG_FILE']) if (cfg[k] !== '') cfg[k] = path.resolve(String(cfg[k]))
   return Object.freeze(cfg as unknown as Config)
 }
 

@@ -84,7 +84,9 @@ export function createManagementServer (deps: ManagementDeps): ManagementServer 
       local_issuer: deps.auth.mode === 'local',
       token_command: deps.auth.mode === 'local' ? 'npm run token -- --sub <you> --role <viewer|editor|admin>' : null,
       // Whether the console's assistant panel can chat (ASSISTANT_BASE_URL and ASSISTANT_MODEL set).
-      assistant: deps.config.ASSISTANT_BASE_URL !== '' && deps.config.ASSISTANT_MODEL !== ''
+      assistant: deps.config.ASSISTANT_BASE_URL !== '' && deps.config.ASSISTANT_MODEL !== '',
+      // The service serves CONFIG_FILE: the console shows that configuration changes are refused.
+      config_file: deps.config.CONFIG_FILE !== ''
     }
   }), { public: true })
   const audit = createAuditTrail(deps.store, deps.logger)

@@ -21,11 +21,11 @@ export async function lockConfigVersion (q: Queryable): Promise<number> {
   return Number(rows[0]?.version ?? 0)
 }
 
-/** The version (and change rows) after `from` folded into the single version `from + 1`. No-op when nothing was written. */
+/**
+ * The version (and change rows) after `from` folded into the single version `from + 1`, which is
+ * written even when the writes bumped nothing (a proxy row inserted alone does not).
+ */
 export async function collapseConfigVersions (q: Queryable, from: number, ref: string): Promise<number> {
-  const { rows } = await q.query<{ version: number }>('SELECT version FROM config_state WHERE id = 1')
-  const now = Number(rows[0]?.version ?? 0)
-  if (now === from) return from
   await q.query('DELETE FROM config_changes WHERE version > $1', [from])
   await q.query('UPDATE config_state SET version = $1 WHERE id = 1', [from + 1])
   await q.query('INSERT INTO config_changes (version, kind, ref) VALUES ($1, $2, $3)', [from + 1, ALL_CHANGED, ref])

@@ -128,6 +128,13 @@ for (const kind of STORE_KINDS) {
     r = await apply(m, file, '', { 'if-match': `"${pruned.version}"` })
     t.equal(r.status, 200)
     t.equal((await dump(m)).text, original.text, 'and the current one applies')
+    // A change of one proxy alone (whose insert bumps nothing by itself) is a new version too.
+    const current = await dump(m)
+    const more = structuredClone(file)
+    more.collections[1].proxies.push({ name: 'extra', methods: ['GET'], path: '/extra', status: 'published' })
+    r = await apply(m, more)
+    t.same(r.body.changes, [{ kind: 'proxy', key: '/orders GET /extra', action: 'create' }])
+    t.equal((await dump(m)).version, current.version + 1, 'one new version for one new proxy')
 
     r = await m.call('POST', '/api/v1/config/apply', { role: 'editor', body: file })
     t.equal(r.status, 403, 'admin only')
