@@ -1,7 +1,10 @@
 import { pino, destination, stdSerializers, stdTimeFunctions, type Logger } from 'pino'
-import { PinoPretty } from 'pino-pretty'
 import { maskCredentials } from '../common/mask-credentials.js'
 import type { Config } from './config/config.js'
+import { lazyRequire } from './lazy-require.js'
+
+/** pino-pretty loads only for pretty logs (a terminal or LOG_FORMAT=pretty), not for JSON lines. */
+const loadPinoPretty = lazyRequire<typeof import('pino-pretty')>('pino-pretty')
 
 export type { Logger }
 
@@ -24,7 +27,7 @@ export function createLogger (config: Pick<Config, 'LOG_LEVEL' | 'LOG_FORMAT'>, 
   const pretty = prettyLogs(config.LOG_FORMAT)
   const colorize = pretty && dest === 1 && process.stdout.isTTY === true
   const stream = pretty
-    ? PinoPretty({ colorize, translateTime: 'SYS:HH:MM:ss.l', ignore: 'pid,hostname,service', sync: true, destination: dest })
+    ? loadPinoPretty().PinoPretty({ colorize, translateTime: 'SYS:HH:MM:ss.l', ignore: 'pid,hostname,service', sync: true, destination: dest })
     : new TurnBuffer(destination({ dest, sync: false, minLength: 16384, maxWrite: 65536 }))
   const logger = pino({
     level: config.LOG_LEVEL,
