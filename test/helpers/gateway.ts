@@ -33,7 +33,7 @@ export function balancedCollection (targets: Array<{ url: string, weight?: numbe
   const upstream = mergeUpstream(null, { ...settings, targets }, undefined)
   const c = collection({ upstream, ...over })
   if (targets.length !== 1) delete c.upstream_url
-  else c.upstream_url = targets[0].url
+  else c.upstream_url = targets[0]!.url
   return c
 }
 

@@ -44,7 +44,7 @@ export async function startMockKafka (topics: Record<string, number>, brokers = 
   const first = await next()
   const m = /^bootstrap (\S+)/.exec(first)
   if (m === null) throw new Error(`mock Kafka cluster: ${first}`)
-  const list = m[1].split(',')
+  const list = m[1]!.split(',')
   const kafka = new Kafka({ clientId: 'test-producer', brokers: list, logLevel: logLevel.NOTHING, retry: { retries: 5 } })
   const producer = kafka.producer({ createPartitioner: Partitioners.DefaultPartitioner, allowAutoTopicCreation: false })
   let connected = false

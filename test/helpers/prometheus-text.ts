@@ -16,7 +16,7 @@ export function parsePrometheus (text: string): Sample[] {
   const samples: Sample[] = []
   for (const line of text.slice(0, -1).split('\n')) {
     if (line.startsWith('# TYPE ')) {
-      const [, name, type] = line.split(' ').slice(1)
+      const [, name = '', type = ''] = line.split(' ').slice(1)
       if (!new RegExp(`^${NAME}$`).test(name) || !['counter', 'gauge', 'histogram', 'summary', 'untyped'].includes(type)) throw new Error(`bad TYPE line: ${line}`)
       if (types.has(name)) throw new Error(`family declared twice: ${name}`)
       types.set(name, type)
@@ -26,19 +26,20 @@ export function parsePrometheus (text: string): Sample[] {
     if (line.startsWith('#')) throw new Error(`unknown comment line: ${line}`)
     const m = SAMPLE.exec(line)
     if (m === null) throw new Error(`bad sample line: ${line}`)
+    const [, name = '', , valueText = ''] = m // groups 1 and 3 are not optional
     const labels: Record<string, string> = {}
     let rest = m[2] ?? ''
     while (rest !== '') {
       const l = LABEL.exec(rest)
       if (l === null) throw new Error(`bad labels: ${line}`)
-      labels[l[1]] = l[2].replace(/\\n/g, '\n').replace(/\\"/g, '"').replace(/\\\\/g, '\\')
+      labels[l[1]!] = l[2]!.replace(/\\n/g, '\n').replace(/\\"/g, '"').replace(/\\\\/g, '\\')
       rest = rest.slice(l[0].length)
     }
-    const value = m[3] === '+Inf' ? Infinity : m[3] === '-Inf' ? -Infinity : Number(m[3])
-    if (Number.isNaN(value) && m[3] !== 'NaN') throw new Error(`bad value: ${line}`)
-    const family = [...types.keys()].find(f => m[1] === f || (types.get(f) === 'histogram' && [`${f}_bucket`, `${f}_sum`, `${f}_count`].includes(m[1])))
+    const value = valueText === '+Inf' ? Infinity : valueText === '-Inf' ? -Infinity : Number(valueText)
+    if (Number.isNaN(value) && valueText !== 'NaN') throw new Error(`bad value: ${line}`)
+    const family = [...types.keys()].find(f => name === f || (types.get(f) === 'histogram' && [`${f}_bucket`, `${f}_sum`, `${f}_count`].includes(name)))
     if (family === undefined) throw new Error(`sample without a # TYPE before it: ${line}`)
-    samples.push({ name: m[1], labels, value })
+    samples.push({ name, labels, value })
   }
   // Histograms: buckets non-decreasing per series, +Inf equal to _count.
   for (const [family, type] of types) {
@@ -50,7 +51,7 @@ export function parsePrometheus (text: string): Sample[] {
       series.set(key, [...(series.get(key) ?? []), s])
     }
     for (const [key, buckets] of series) {
-      for (let i = 1; i < buckets.length; i++) if (buckets[i].value < buckets[i - 1].value) throw new Error(`${family} buckets decrease for ${key}`)
+      for (let i = 1; i < buckets.length; i++) if (buckets[i]!.value < buckets[i - 1]!.value) throw new Error(`${family} buckets decrease for ${key}`)
       const inf = buckets.find(b => b.labels.le === '+Inf')
       const count = samples.find(x => x.name === `${family}_count` && JSON.stringify(x.labels) === key)
       if (inf === undefined || count === undefined || inf.value !== count.value) throw new Error(`${family} +Inf bucket and _count disagree for ${key}`)

@@ -12,6 +12,6 @@ export const task = (definition: WorkflowDefinition, over: Partial<RunTask> = {}
 export function chain (nodes: Array<Omit<WorkflowNode, 'settings'> & { settings?: Record<string, unknown> }>, extra: WorkflowEdge[] = []): WorkflowDefinition {
   const all: WorkflowNode[] = [{ id: 't', name: 'trigger', type: 'manual_trigger', settings: {} }, ...nodes.map(n => ({ settings: {}, ...n }))]
   const edges: WorkflowEdge[] = []
-  for (let i = 1; i < all.length; i++) edges.push({ id: `c${i}`, source: all[i - 1].id, target: all[i].id })
+  for (let i = 1; i < all.length; i++) edges.push({ id: `c${i}`, source: all[i - 1]!.id, target: all[i]!.id })
   return { nodes: all, edges: [...edges, ...extra] }
 }

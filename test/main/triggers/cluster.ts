@@ -19,12 +19,15 @@ export async function instances (t: T, kind: StoreKind, env: Record<string, stri
   return async () => await startService(t, kind, { CONFIG_POLL_INTERVAL_MS: '200', TRIGGER_HEARTBEAT_MS: '500', REDIS_URL: TEST_REDIS_URL, ...env }, { store, keyPrefix })
 }
 
+/** A tuple of N instances, so that `const [a, b] = await cluster(t, kind, 2)` gives two. */
+type Instances<N extends number, Acc extends WorkflowService[] = []> = Acc['length'] extends N ? Acc : Instances<N, [...Acc, WorkflowService]>
+
 /** `count` instances on one store of `kind`; env applies to all (CACHE_TYPE=redis shares state through Redis). */
-export async function cluster (t: T, kind: StoreKind, count: number, env: Record<string, string> = {}): Promise<WorkflowService[]> {
+export async function cluster<N extends 1 | 2 | 3> (t: T, kind: StoreKind, count: N, env: Record<string, string> = {}): Promise<Instances<N>> {
   const more = await instances(t, kind, env)
   const out: WorkflowService[] = []
   for (let i = 0; i < count; i++) out.push(await more())
-  return out
+  return out as Instances<N> // count of them, pushed above
 }
 
 /** A loopback backend answering 200 "backend" to everything; returns its base URL. */

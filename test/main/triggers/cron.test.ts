@@ -26,7 +26,7 @@ const slotsOf = (runs: any[]) => runs.map(r => Date.parse(r.trigger_output.trigg
 
 /** Every slot between the first and the last exactly once: one second apart, none missing, none twice. */
 function assertConsecutive (t: Test, slots: number[], what: string): void {
-  const gaps = slots.slice(1).map((s, i) => s - slots[i])
+  const gaps = slots.slice(1).map((s, i) => s - slots[i]!) // slots[i] is the slot before s
   t.same(gaps.filter(g => g !== 1000), [], `${what}: one run per second-slot, no gap and no double (${slots.length} runs)`)
 }
 
