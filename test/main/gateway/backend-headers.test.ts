@@ -13,7 +13,7 @@ t.test('a bare CR, LF or NUL in a backend header value gives 502, never a split 
   }
   const backend = net.createServer(s => {
     s.once('data', d => {
-      const path = d.toString().split(' ')[1]
+      const path = d.toString().split(' ')[1] ?? ''
       s.end(answers[path] ?? 'HTTP/1.1 404 Not Found\r\nContent-Length: 0\r\n\r\n')
     })
     s.on('error', () => {})

@@ -11,7 +11,7 @@ import { collection, proxy, startBackend, startGateway } from '../../helpers/gat
 const MARKER = 'GET /api/marker HTTP/1.1\r\nHost: x\r\n\r\n'
 
 const head = (lines: string[]) => `POST /api/x HTTP/1.1\r\nHost: x\r\n${lines.map(l => l + '\r\n').join('')}\r\n`
-export const CORPUS: Record<string, string> = {
+export const CORPUS = {
   'two equal Content-Length': head(['Content-Length: 5', 'Content-Length: 5']) + 'hello',
   'two different Content-Length': head(['Content-Length: 5', 'Content-Length: 0']) + 'hello',
   'Content-Length list': head(['Content-Length: 5, 5']) + 'hello',
@@ -33,7 +33,7 @@ export const CORPUS: Record<string, string> = {
   'chunk longer than its size': head(['Transfer-Encoding: chunked']) + '2\r\nhello\r\n0\r\n\r\n',
   'two Host headers': head(['Host: internal.example', 'Content-Length: 5']) + 'hello',
   'two equal Host headers': head(['Host: x', 'Content-Length: 5']) + 'hello'
-}
+} satisfies Record<string, string>
 
 /** Writes the bytes in one write; resolves with everything read until the server closes or goes quiet. */
 async function exchange (port: number, raw: string, quietMs = 600): Promise<{ out: string, closed: boolean }> {

@@ -108,7 +108,7 @@ async function upload (port: number, path: string, u: Upload): Promise<Outcome> 
   let writeSize = 1 + Math.floor(rnd() * u.maxWrite)
   const flush = async (force: boolean) => {
     while (pendingBytes >= writeSize || (force && pendingBytes > 0)) {
-      const all = pending.length === 1 ? pending[0] : Buffer.concat(pending, pendingBytes)
+      const all = pending.length === 1 ? pending[0]! : Buffer.concat(pending, pendingBytes)
       const n = Math.min(writeSize, all.length)
       pending = n < all.length ? [all.subarray(n)] : []
       pendingBytes = all.length - n
@@ -180,13 +180,14 @@ t.test('uploads through a streaming proxy arrive byte for byte, chunked or not, 
     jobs.push({
       name: `upload ${i}`,
       // Chunks of at most 256 bytes cost the HTTP layers per chunk: those uploads stay under 4 MiB.
-      u: { size: 1 + Math.floor(rnd() * (i % 3 === 0 ? 4 : 24) * MiB), chunked, seed: base + 200 + i, maxChunk: [256, 64 * 1024, MiB][i % 3], maxWrite: [4096, 256 * 1024, MiB][(i + 1) % 3], pauseChance: 0.01, pauseEvery: 2 * MiB, pauseMs: 50 }
+      u: { size: 1 + Math.floor(rnd() * (i % 3 === 0 ? 4 : 24) * MiB), chunked, seed: base + 200 + i, maxChunk: [256, 64 * 1024, MiB][i % 3]!, maxWrite: [4096, 256 * 1024, MiB][(i + 1) % 3]!, pauseChance: 0.01, pauseEvery: 2 * MiB, pauseMs: 50 }
     })
   }
   for (let i = 0; i < jobs.length; i += 3) {
     const batch = jobs.slice(i, i + 3)
     const outcomes = await Promise.all(batch.map(j => upload(port, `/up/${j.name.replace(' ', '-')}`, j.u)))
-    outcomes.forEach((o, k) => check(t, `${batch[k].name} (${batch[k].u.size} bytes, ${batch[k].u.chunked ? 'chunked' : 'Content-Length'})`, o, batch[k].u.chunked))
+    // One outcome per upload of the batch, in order.
+    outcomes.forEach((o, k) => { const b = batch[k]!; check(t, `${b.name} (${b.u.size} bytes, ${b.u.chunked ? 'chunked' : 'Content-Length'})`, o, b.u.chunked) })
   }
   t.same(backend.parseErrors, [], 'the backend never met a framing error')
 })

@@ -30,7 +30,7 @@ async function fragmentingBackend (t: { teardown (fn: () => unknown): void }): P
         if (end < 0) return
         const line = pending.subarray(0, pending.indexOf('\r\n')).toString('latin1')
         pending = pending.subarray(end + 4)
-        const [, framing, size, seed] = line.split(' ')[1].split('/')
+        const [, framing = '', size, seed] = (line.split(' ')[1] ?? '').split('/')
         busy = busy.then(async () => { await answer(socket, framing, Number(size), Number(seed)) })
       }
     })

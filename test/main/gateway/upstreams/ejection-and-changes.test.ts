@@ -33,7 +33,7 @@ t.test('ejection grows with each ejection, never past max_ejection_percent, and 
     health_checks: { passive: { consecutive_failures: 1, ejection_ms: 2000, max_ejection_percent: 50 } }
   }, { id: 'two', base_path: '/two' })
   gateway.setRoutes([col, two], [proxy(two, { path: '/*', target_path: '/*' })])
-  const deadState = () => gateway.upstreamHealth('two')![1]
+  const deadState = () => { const s = gateway.upstreamHealth('two')?.[1]; if (s === undefined) throw new Error('collection two has no second target'); return s }
   t.same(countBy(await load(`${url}/two/x`, 6, 1)), { live: 6 })
   // The reason stays readable after the target is back (a loaded host may take that long to look).
   t.match(deadState().last_error, /out for 2000 ms/)
@@ -71,7 +71,8 @@ t.test('changing targets never drops a request in flight; new requests follow th
 })
 
 t.test('consistent hashing on the path and on the client address', async t => {
-  const bs = await Promise.all(['a', 'b', 'c'].map((n, i) => startBackend(t, `127.0.0.${i + 2}`, n)))
+  // A tuple, one backend per name: bs[0]..bs[2] are typed as present.
+  const bs = await Promise.all([startBackend(t, '127.0.0.2', 'a'), startBackend(t, '127.0.0.3', 'b'), startBackend(t, '127.0.0.4', 'c')])
   const { gateway, url } = await startGateway(t, {}, NO_SHED)
   const byPath = balancedCollection(bs.map(b => ({ url: b.url })), { balancing: 'consistent_hash', hash_on: 'path' })
   const byIp = balancedCollection(bs.map(b => ({ url: b.url })), { balancing: 'consistent_hash', hash_on: 'ip' })
@@ -98,7 +99,7 @@ t.test('active checks: expected statuses and thresholds decide, whatever the tra
     health_checks: { active: { path: '/healthz', interval_ms: 100, timeout_ms: 1000, healthy_threshold: 3, unhealthy_threshold: 2, expected_statuses: [200, 204] } }
   })
   gateway.setRoutes([col], [proxy(col, { path: '/*', target_path: '/*' })])
-  const stateOfA = () => gateway.upstreamHealth(col.id)![0]
+  const stateOfA = () => { const s = gateway.upstreamHealth(col.id)?.[0]; if (s === undefined) throw new Error('the collection has no first target'); return s }
   healthz = 500
   await until('a unhealthy', () => stateOfA().state === 'unhealthy')
   t.match(stateOfA().last_error, /health check \/healthz answered 500/)
