@@ -115,7 +115,9 @@ t.test('an OpenAPI 3.1 document: refs, path-level parameters, type lists and rec
     'GET /books listBooks', 'POST /books createBook', 'GET /books/{isbn} getBook',
     'DELETE /books/{isbn} DELETE /books/{isbn}', 'GET /categories/{id} getCategory', 'GET /returns/feed returnsFeed'
   ])
-  const [list, create, get, del, category, feed] = proxies as Array<Record<string, any>>
+  type Imported = Record<string, any>
+  // The six proxies just listed, in that order.
+  const [list, create, get, del, category, feed] = proxies as [Imported, Imported, Imported, Imported, Imported, Imported]
   t.same(list.parameters, [
     { name: 'limit', location: 'query', type: 'integer', required: false, default: 20, description: 'Page size' },
     { name: 'author', location: 'query', type: 'string', required: false, description: 'Filter by author' }

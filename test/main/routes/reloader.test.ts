@@ -13,7 +13,7 @@ t.test('reloads apply O(changed) deltas, access only when access changed', async
   const store = await openTestStore(t, 'postgres')
   const c1 = await createCollection(store, { name: 'one', base_path: '/one', upstream })
   const c2 = await createCollection(store, { name: 'two', base_path: '/two', upstream })
-  const proxies = []
+  const proxies = [] // twenty, made below: proxies[n]! for n < 20
   for (let i = 0; i < 20; i++) {
     proxies.push(await createProxy(store, { collection_id: i % 2 === 0 ? c1.id : c2.id, name: `p${i}`, methods: ['GET'], path: `/p${i}`, target_path: '/x', status: 'published' }))
   }
@@ -23,27 +23,27 @@ t.test('reloads apply O(changed) deltas, access only when access changed', async
 
   await r.reload()
   t.equal(updates.length, 1)
-  t.equal(updates[0].full, true, 'the first load reads everything')
+  t.equal(updates[0]?.full, true, 'the first load reads everything')
   t.equal(r.view.proxies().length, 20)
   t.equal(accessLoads, 1)
 
   await r.reload()
   t.equal(updates.length, 1, 'nothing changed: nothing applied')
 
-  await updateProxy(store, proxies[3].id, { target_path: '/y' })
+  await updateProxy(store, proxies[3]!.id, { target_path: '/y' })
   await r.reload()
   let u = updates.at(-1)!
   t.equal(u.full, false)
-  t.same(u.delta.proxies.map(p => p.id), [proxies[3].id], 'one proxy changed: one proxy applied')
+  t.same(u.delta.proxies.map(p => p.id), [proxies[3]!.id], 'one proxy changed: one proxy applied')
   t.same([u.delta.collections, u.delta.removedCollections, u.delta.removedProxies], [[], [], []])
-  t.equal(r.view.proxy(proxies[3].id)?.target_path, '/y')
+  t.equal(r.view.proxy(proxies[3]!.id)?.target_path, '/y')
   t.equal(accessLoads, 1, 'access not reloaded for a proxy change')
 
-  await updateProxy(store, proxies[5].id, { status: 'draft' })
+  await updateProxy(store, proxies[5]!.id, { status: 'draft' })
   await r.reload()
   u = updates.at(-1)!
-  t.same(u.delta.removedProxies, [proxies[5].id], 'an unpublished proxy is removed')
-  t.equal(r.view.proxy(proxies[5].id), undefined)
+  t.same(u.delta.removedProxies, [proxies[5]!.id], 'an unpublished proxy is removed')
+  t.equal(r.view.proxy(proxies[5]!.id), undefined)
 
   await updateCollection(store, c2.id, { status: 'disabled' })
   await r.reload()
@@ -72,11 +72,11 @@ t.test('reloads apply O(changed) deltas, access only when access changed', async
   t.equal(r.view.proxies().length, 9)
 
   // Further behind than the change log keeps: the whole snapshot, diffed against what is held.
-  await updateProxy(store, proxies[1].id, { status: 'draft' })
+  await updateProxy(store, proxies[1]!.id, { status: 'draft' })
   await store.query('DELETE FROM config_changes')
   await r.reload()
   u = updates.at(-1)!
   t.equal(u.full, true)
-  t.same(u.delta.removedProxies, [proxies[1].id], 'a full reload still reports what went')
+  t.same(u.delta.removedProxies, [proxies[1]!.id], 'a full reload still reports what went')
   t.equal(r.view.proxies().length, 8)
 })

@@ -17,11 +17,12 @@ for (const kind of STORE_KINDS) {
 
     t.test('create, get, page through, update, delete', async t => {
       const made = []
+      // Five collections: made[n]! for n < 5.
       for (let i = 0; i < 5; i++) made.push(await createCollection(store, coll(i)))
-      t.equal(made[0].status, 'active')
-      t.equal(made[0].auth_required, true)
-      t.equal(made[0].version, 1)
-      t.same((await getCollection(store, made[2].id)).base_path, '/c2')
+      t.equal(made[0]!.status, 'active')
+      t.equal(made[0]!.auth_required, true)
+      t.equal(made[0]!.version, 1)
+      t.same((await getCollection(store, made[2]!.id)).base_path, '/c2')
       const p1 = await listCollections(store, { limit: 2 })
       t.same(p1.items.map(c => c.name), ['c0', 'c1'])
       t.type(p1.next_cursor, 'string')
@@ -30,13 +31,13 @@ for (const kind of STORE_KINDS) {
       const p3 = await listCollections(store, { limit: 2, cursor: p2.next_cursor! })
       t.same(p3.items.map(c => c.name), ['c4'])
       t.equal(p3.next_cursor, null)
-      const up = await updateCollection(store, made[0].id, { name: 'renamed', headers: [{ name: 'x-a', value: '1' }] })
+      const up = await updateCollection(store, made[0]!.id, { name: 'renamed', headers: [{ name: 'x-a', value: '1' }] })
       t.equal(up.version, 2)
       t.same(up.headers, [{ name: 'x-a', value: '1' }])
-      await t.rejects(updateCollection(store, made[0].id, { name: 'stale' }, 1), { status: 412, code: 'precondition_failed' })
-      await t.rejects(updateCollection(store, made[1].id, { base_path: '/c2' }), { status: 409, code: 'conflict', message: /already used by collection 'c2'/ })
-      await deleteCollection(store, made[4].id)
-      await t.rejects(getCollection(store, made[4].id), { status: 404, code: 'not_found' })
+      await t.rejects(updateCollection(store, made[0]!.id, { name: 'stale' }, 1), { status: 412, code: 'precondition_failed' })
+      await t.rejects(updateCollection(store, made[1]!.id, { base_path: '/c2' }), { status: 409, code: 'conflict', message: /already used by collection 'c2'/ })
+      await deleteCollection(store, made[4]!.id)
+      await t.rejects(getCollection(store, made[4]!.id), { status: 404, code: 'not_found' })
     })
 
     t.test('duplicate base path is a conflict and changes nothing', async t => {
