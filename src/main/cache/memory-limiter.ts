@@ -1,7 +1,5 @@
-import { quotaPeriod, secondsUntil } from './quota-period.js'
+import { periodCache, secondsUntil } from './quota-period.js'
 import type { HitResult, QuotaPeriod, RateLimiter } from './types.js'
-
-const startOfMonth = (ms: number) => { const d = new Date(ms); return Date.UTC(d.getUTCFullYear(), d.getUTCMonth(), 1) }
 
 interface Counter { count: number, resetAt: number }
 
@@ -34,16 +32,34 @@ export function createMemoryLimiter (now: () => number = Date.now): RateLimiter 
     if (allowed) c.count += cost
     return { allowed, remaining: Math.max(0, limit - c.count), resetSeconds: secondsUntil(c.resetAt, at) }
   }
-  // The current period per kind, recomputed only when it ends (no Date work per hit).
-  const periods: Partial<Record<QuotaPeriod, { stamp: string, endMs: number, startMs: number }>> = {}
-  const periodAt = (period: QuotaPeriod, at: number) => {
-    let p = periods[period]
-    if (p === undefined || at >= p.endMs || at < p.startMs) {
-      const q = quotaPeriod(period, at)
-      p = periods[period] = { ...q, startMs: period === 'day' ? q.endMs - 86_400_000 : startOfMonth(at) }
-    }
-    return p
+  const { sync, hit, hitQuota, listeners } = limiterOver(count, now)
+  return {
+    quotas: {
+      seed (key, stamp, endMs, n) {
+        if (endMs <= now()) return
+        const c = counters.get(`q:${key}:${stamp}`)
+        if (c === undefined || c.resetAt <= now()) counters.set(`q:${key}:${stamp}`, { count: n, resetAt: endMs })
+        else c.count = Math.max(c.count, n)
+      },
+      listen (fn) { listeners.fn = fn }
+    },
+    sync,
+    hit,
+    hitQuota
   }
+}
+
+type QuotaListener = Parameters<QuotaCounters['listen']>[0]
+
+/**
+ * The limiter's calls over a counting function (`count(key, limit, cost, resetAt)`): windows as
+ * `w:<key>`, quotas as `q:<key>:<period stamp>`, admitted quota hits told to `listeners.fn`.
+ * Shared by the memory limiter and its shared-memory variant.
+ */
+export function limiterOver (count: (key: string, limit: number, cost: number, resetAt: (at: number) => number) => HitResult, now: () => number): Pick<RateLimiter, 'hit' | 'hitQuota'> & { sync: NonNullable<RateLimiter['sync']>, listeners: { fn: QuotaListener | null } } {
+  // The current period per kind, recomputed only when it ends (no Date work per hit).
+  const periodAt = periodCache()
+  const listeners: { fn: QuotaListener | null } = { fn: null }
   const sync = {
     hit (key: string, limit: number, windowSeconds: number, cost = 1): HitResult {
       // The window is timed from the same reading of the clock as the hit: a second reading a
@@ -53,22 +69,13 @@ export function createMemoryLimiter (now: () => number = Date.now): RateLimiter 
     hitQuota (key: string, limit: number, period: QuotaPeriod, cost = 1): HitResult {
       const { stamp, endMs } = periodAt(period, now())
       const r = count(`q:${key}:${stamp}`, limit, cost, () => endMs)
-      if (r.allowed && listener !== null) listener(key, stamp, endMs, cost)
+      if (r.allowed && listeners.fn !== null) listeners.fn(key, stamp, endMs, cost)
       return r
     }
   }
-  let listener: Parameters<QuotaCounters['listen']>[0] | null = null
   return {
-    quotas: {
-      seed (key, stamp, endMs, n) {
-        if (endMs <= now()) return
-        const c = counters.get(`q:${key}:${stamp}`)
-        if (c === undefined || c.resetAt <= now()) counters.set(`q:${key}:${stamp}`, { count: n, resetAt: endMs })
-        else c.count = Math.max(c.count, n)
-      },
-      listen (fn) { listener = fn }
-    },
     sync,
+    listeners,
     async hit (key, limit, windowSeconds, cost = 1) { return sync.hit(key, limit, windowSeconds, cost) },
     async hitQuota (key, limit, period, cost = 1) { return sync.hitQuota(key, limit, period, cost) }
   }

@@ -15,3 +15,18 @@ export function quotaPeriod (period: QuotaPeriod, nowMs: number): { stamp: strin
 }
 
 export const secondsUntil = (endMs: number, nowMs: number) => Math.max(0, Math.ceil((endMs - nowMs) / 1000))
+
+const startOfMonth = (ms: number) => { const d = new Date(ms); return Date.UTC(d.getUTCFullYear(), d.getUTCMonth(), 1) }
+
+/** The current period per kind, recomputed only when it ends (no Date work per hit). */
+export function periodCache (): (period: QuotaPeriod, at: number) => { stamp: string, endMs: number } {
+  const periods: Partial<Record<QuotaPeriod, { stamp: string, endMs: number, startMs: number }>> = {}
+  return (period, at) => {
+    let p = periods[period]
+    if (p === undefined || at >= p.endMs || at < p.startMs) {
+      const q = quotaPeriod(period, at)
+      p = periods[period] = { ...q, startMs: period === 'day' ? q.endMs - 86_400_000 : startOfMonth(at) }
+    }
+    return p
+  }
+}
