@@ -23,12 +23,15 @@ export function prettyLogs (format: Config['LOG_FORMAT'], isTty = process.stdout
  * (eight lines, written synchronously) cost about 70 µs a request: a gateway
  * started in a terminal forwarded at less than half its pace.
  */
-export function createLogger (config: Pick<Config, 'LOG_LEVEL' | 'LOG_FORMAT'>, dest: number | string = 1): Logger {
+export function createLogger (config: Pick<Config, 'LOG_LEVEL' | 'LOG_FORMAT'>, to: number | string | LineSink = 1): Logger {
   const pretty = prettyLogs(config.LOG_FORMAT)
+  // A gateway thread's JSON lines go to the main thread's logger (lineWriter), whole turns at a time.
+  const sink = typeof to === 'object' && !pretty ? to : null
+  const dest = typeof to === 'object' ? 1 : to
   const colorize = pretty && dest === 1 && process.stdout.isTTY === true
   const stream = pretty
     ? loadPinoPretty().PinoPretty({ colorize, translateTime: 'SYS:HH:MM:ss.l', ignore: 'pid,hostname,service', sync: true, destination: dest })
-    : new TurnBuffer(destination({ dest, sync: false, minLength: 16384, maxWrite: 65536 }))
+    : new TurnBuffer(sink ?? destination({ dest, sync: false, minLength: 16384, maxWrite: 65536 }))
   const logger = pino({
     level: config.LOG_LEVEL,
     base: { service: 'gatehouse' },
@@ -87,7 +90,7 @@ class TurnBuffer {
   private pending = ''
   private scheduled = false
 
-  constructor (readonly dest: SonicBoom) {
+  constructor (readonly dest: LineSink) {
     for (const ref of liveBuffers) if (ref.deref() === undefined) liveBuffers.delete(ref)
     liveBuffers.add(new WeakRef(this))
   }
@@ -118,6 +121,23 @@ class TurnBuffer {
     this.handOver()
     this.dest.flushSync()
   }
+}
+
+/** Where a logger's JSON text goes: sonic-boom, or a gateway thread's hand-over to the main thread. */
+export interface LineSink {
+  write (text: string): unknown
+  flush (cb?: (err?: Error) => void): void
+  flushSync (): void
+}
+
+/**
+ * Writes text made of whole JSON lines (a gateway thread's) into this logger's stream, in turn
+ * with its own lines: one writer per process, so lines of different threads never interleave.
+ * Null for pretty output (threads then write their own lines).
+ */
+export function lineWriter (logger: Logger): ((text: string) => void) | null {
+  const stream = jsonStreams.get(logger)
+  return stream === undefined ? null : text => { stream.write(text) }
 }
 
 const liveBuffers = new Set<WeakRef<TurnBuffer>>()

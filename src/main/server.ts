@@ -23,6 +23,7 @@ import { startManagement } from './startup/management.js'
 import { closeInReverse } from './startup/subsystem.js'
 import { createConfigFileSource } from './config-file/file-source.js'
 import { refuseConfigurationWrites } from './config-file/read-only.js'
+import type { GatewayThreads } from './gateway/threads/pool.js'
 
 export interface Service {
   gatewayPort: number
@@ -38,6 +39,8 @@ export interface Service {
   issueToken: ((sub: string, role: 'viewer' | 'editor' | 'admin') => Promise<string>) | null
   /** With CONFIG_FILE: reads the file again and applies it (SIGHUP); a bad file is logged and changes nothing. */
   reloadConfigFile: (() => Promise<void>) | null
+  /** The gateway's worker threads (GATEWAY_THREADS > 1 with uws), else null. */
+  gatewayThreads: GatewayThreads | null
   close (): Promise<void>
 }
 
@@ -65,7 +68,7 @@ export async function start (config: Readonly<Config>, opts: StartOptions = {}):
   const reload = createConfigReload({ store: store.store, logger, secretsKey: store.secretsKey, hub: store.hub })
   const workflows = startWorkflows({ config, logger, store, metrics: observability.metrics, tracer: observability.tracer, routes: reload.routes })
   const gateway = startGateway({
-    config, logger, store, observability, workflows, access: reload.access, keyPrefix: opts.keyPrefix,
+    config, logger, store, observability, workflows, access: reload.access, reload, keyPrefix: opts.keyPrefix,
     // Read per assistant request, once the management listener (started below) exists.
     audit: () => management.server.audit
   })
@@ -109,6 +112,7 @@ export async function start (config: Readonly<Config>, opts: StartOptions = {}):
           logger.error({ err: (err as Error).message }, 'CONFIG_FILE reload failed; the running configuration stays')
         }
       },
+    gatewayThreads: gateway.threads,
     close
   }
 }

@@ -14,6 +14,8 @@ export interface Config {
   PORT: number
   HOST: string
   GATEWAY_SERVER: 'uws' | 'node'
+  /** Gateway event loops in this process (uws only: each a uWS app on its own thread, one port). */
+  GATEWAY_THREADS: number
   MANAGEMENT_PORT: number
   MANAGEMENT_HOST: string
   MANAGEMENT_MCP_PATH: string
@@ -90,6 +92,7 @@ interface VarSpec { type: 'integer' | 'string', default: unknown, enum?: string[
 const VARS: Record<keyof Config, VarSpec> = {
   PORT: { type: 'integer', default: 8080, minimum: 0, maximum: 65535, accepts: 'a port number 0-65535' },
   HOST: { type: 'string', default: '0.0.0.0', accepts: 'a host name or IP address' },
+  GATEWAY_THREADS: { type: 'integer', default: 1, minimum: 1, maximum: 256, accepts: 'an integer 1-256 (gateway event loops; uws only)' },
   GATEWAY_SERVER: { type: 'string', default: 'uws', enum: ['uws', 'node'], accepts: 'uws (uWebSockets.js, the default) or node (node:http and node:http2)' },
   MANAGEMENT_PORT: { type: 'integer', default: 8081, minimum: 0, maximum: 65535, accepts: 'a port number 0-65535' },
   MANAGEMENT_HOST: { type: 'string', default: '127.0.0.1', accepts: 'a host name or IP address' },
@@ -159,6 +162,11 @@ const VARS: Record<keyof Config, VarSpec> = {
   OTEL_BSP_SCHEDULE_DELAY: { type: 'integer', default: 5000, minimum: 1, maximum: 600000, accepts: 'milliseconds 1-600000 between exports' },
   OTEL_BSP_MAX_QUEUE_SIZE: { type: 'integer', default: 2048, minimum: 1, maximum: 1000000, accepts: 'spans kept waiting for export, 1-1000000 (more are dropped and counted)' },
   OTEL_BSP_MAX_EXPORT_BATCH_SIZE: { type: 'integer', default: 512, minimum: 1, maximum: 100000, accepts: 'spans per export request, 1-100000' }
+}
+
+/** Gateway event loops this configuration runs: GATEWAY_THREADS with uws; node:http servers cannot share a port across threads. */
+export function gatewayThreadCount (config: Partial<Pick<Config, 'GATEWAY_THREADS' | 'GATEWAY_SERVER'>>): number {
+  return config.GATEWAY_SERVER === 'node' ? 1 : config.GATEWAY_THREADS ?? 1
 }
 
 export class ConfigError extends Error {

@@ -52,6 +52,14 @@ export interface GatewayOptions {
   lookup?: Lookup
   /** Registers fixed-prefix routes (the developer portal's /portal/*), matched before the catch-all. */
   mount?: (app: RouteRegistrar) => void
+  /**
+   * Gateway threads (uws, GATEWAY_THREADS > 1): `first` checks the port free with an exclusive
+   * bind, then listens on it with SO_REUSEPORT; `join` (a gateway thread) listens beside it and
+   * starts no TLS listener. Absent: the listener is exclusive, as with one thread.
+   */
+  portSharing?: 'first' | 'join'
+  /** The secret of TLS-relayed requests (gateway threads take the main thread's). */
+  hopSecret?: string
 }
 
 /** What an http_trigger exposes to the workflow. */
@@ -73,6 +81,10 @@ export interface Gateway {
   /** Starts the listener, and the TLS listener too when TLS_CERT and TLS_KEY are set. */
   listen (): Promise<{ port: number, tlsPort: number | null }>
   close (): Promise<void>
+  /** Closes the listener and every connection at once, synchronously (a crashing gateway thread). */
+  abort (): void
+  /** The secret TLS-relayed requests carry (gateway threads verify the same one). */
+  readonly hopSecret: string
   readonly inFlight: number
   /** Requests shed since start, by signal. */
   readonly shed: { in_flight: number, event_loop_delay: number }

@@ -16,6 +16,7 @@ import { checkAccess } from './access.js'
 import { readBody } from './body.js'
 import { GatewayExchange, type GatewayContext } from './exchange.js'
 import { createHttpLayer, type GatewayLayer } from './http/index.js'
+import { probeFreePort } from './http/uws.js'
 import { createRouteList } from './http/routes.js'
 import { registerWebRoute } from './mcp-route.js'
 import { createTrustedProxies } from './trusted-proxies.js'
@@ -44,7 +45,7 @@ export function createGateway (opts: GatewayOptions): Gateway {
     if (!warned.has(key)) { warned.add(key); logger.warn(data, msg) }
   }
   // Requests relayed by the TLS listener carry this process's secret; nothing else can claim a certificate.
-  const hopSecret = newHopSecret()
+  const hopSecret = opts.hopSecret ?? newHopSecret()
   const verifyHop = createHopVerifier(hopSecret)
   const upstreams = new UpstreamRegistry({ maxIdle: config.UPSTREAM_KEEPALIVE, dnsRefreshMs: config.UPSTREAM_DNS_REFRESH_MS, logger, lookup: opts.lookup })
   const ctx: GatewayContext = {
@@ -108,6 +109,12 @@ export function createGateway (opts: GatewayOptions): Gateway {
   })
 
   return {
+    hopSecret,
+    abort () {
+      layer?.stopListening()
+      layer?.close()
+      layer = null
+    },
     get inFlight () { return ctx.inFlight },
     get shed () { return { ...ctx.shedder.shed } },
     // Applied synchronously on this thread: a request sees the table before or after a change, never a mix.
@@ -126,7 +133,9 @@ export function createGateway (opts: GatewayOptions): Gateway {
     upstreamMetrics () { return upstreams.prometheus() },
     async listen () {
       layer = createHttpLayer(config.GATEWAY_SERVER, app.routes, { logger, hopSecret })
-      port = await layer.listen(config.HOST, config.PORT)
+      const sharing = config.GATEWAY_SERVER === 'uws' ? opts.portSharing : undefined
+      port = await layer.listen(config.HOST, sharing === 'first' ? await probeFreePort(config.HOST, config.PORT) : config.PORT, sharing !== undefined)
+      if (sharing === 'join') return { port, tlsPort: null }
       if (config.TLS_CERT !== '' && config.TLS_KEY !== '' && layer.listenTls !== undefined) {
         // node: HTTP/2 and HTTP/1.1 by ALPN on the same layer, certificates checked in-process.
         tlsPort = await layer.listenTls({ cert: config.TLS_CERT, key: config.TLS_KEY, ca: config.TLS_CA, host: config.HOST, port: config.TLS_PORT })

@@ -36,8 +36,12 @@ export interface ConfigReload {
   serve (consumers: readonly ConfigConsumer[]): Promise<void>
   /** A write on this instance: reload now, and tell the other instances. */
   changed (): void
-  /** The reload started last (resolves, never rejects): a write's answer waits for it. */
+  /** The reload started last (resolves, never rejects): a write's answer waits for it, and for every settle hook. */
   settled (): Promise<void>
+  /** Awaited by settled() after the reload (gateway threads: every thread's acknowledgement of the version). */
+  addSettleHook (hook: () => Promise<void>): void
+  /** Told of every new access snapshot (gateway threads get it posted). */
+  onAccess (fn: (access: AccessSnapshot) => void): void
   /** Follows changes made elsewhere (broadcasts, Redis reconnects, the store poll) until closed. */
   follow (config: Readonly<Config>): Subsystem
 }
@@ -47,10 +51,15 @@ export function createConfigReload (o: { store: Store, logger: Logger, secretsKe
   let access: AccessSnapshot = EMPTY_ACCESS
   let consumers: readonly ConfigConsumer[] = []
   let pending: Promise<void> = Promise.resolve()
+  const settleHooks: Array<() => Promise<void>> = []
+  const accessListeners: Array<(a: AccessSnapshot) => void> = []
   const routes = createRouteReloader({
     store: o.store,
     logger: o.logger,
-    reloadAccess: async () => { access = await loadAccessSnapshot(o.store, o.secretsKey) },
+    reloadAccess: async () => {
+      access = await loadAccessSnapshot(o.store, o.secretsKey)
+      for (const fn of accessListeners) fn(access)
+    },
     // O(what changed) on every consumer; a full update (start, long gap) diffs the whole picture.
     apply: update => { for (const c of consumers) c.apply(update) }
   })
@@ -67,7 +76,12 @@ export function createConfigReload (o: { store: Store, logger: Logger, secretsKe
       // Other instances reload at once through Redis; the store poll stays the fallback.
       o.hub.broadcast(CONFIG_CHANNEL, { from: instanceId })
     },
-    settled: () => pending,
+    settled: async () => {
+      await pending
+      for (const hook of settleHooks) await hook().catch(() => {})
+    },
+    addSettleHook (hook) { settleHooks.push(hook) },
+    onAccess (fn) { accessListeners.push(fn) },
     follow (config) {
       // A change made on another instance (through Redis), or a Redis link restored (broadcasts sent meanwhile are lost).
       const stopBroadcasts = o.hub.onBroadcast(CONFIG_CHANNEL, m => { if ((m as { from?: string }).from !== instanceId) reloadSoon() })

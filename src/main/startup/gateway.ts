@@ -6,7 +6,10 @@
 import type { Config } from '../config/config.js'
 import type { Logger } from '../logger.js'
 import type { AccessSnapshot } from '../access/snapshot.js'
-import { createGateway, type Gateway } from '../gateway/index.js'
+import { createGateway, type Gateway, type GatewayOptions } from '../gateway/index.js'
+import { createThreadedGateway, type GatewayThreads } from '../gateway/threads/pool.js'
+import type { SharedMemoryLimiter } from '../cache/shared-memory-limiter.js'
+import { gatewayThreadCount } from '../config/config.js'
 import { MCP_PATH } from '../gateway/mcp-route.js'
 import { ResponseCache } from '../gateway/responses/response-cache.js'
 import { createMemoryStore, createRedisStore } from '../gateway/responses/cache-store.js'
@@ -16,7 +19,7 @@ import { createPortal } from '../static/portal.js'
 import { builtUiDir, loadStaticFiles } from '../static/static-files.js'
 import { createPortalAssistant, PORTAL_ASSISTANT_PATH } from '../assistant/routes.js'
 import type { AuditTrail } from '../management/audit-trail.js'
-import type { ConfigConsumer } from './config-reload.js'
+import type { ConfigConsumer, ConfigReload } from './config-reload.js'
 import type { ObservabilitySubsystem } from './observability.js'
 import type { StoreSubsystem } from './store.js'
 import type { Subsystem } from './subsystem.js'
@@ -27,6 +30,8 @@ const CACHE_PURGE_CHANNEL = 'response-cache-purge'
 
 export interface GatewaySubsystem extends Subsystem {
   gateway: Gateway
+  /** The gateway's worker threads (GATEWAY_THREADS > 1 with uws), else null. */
+  threads: GatewayThreads | null
   /** Drops a proxy's cached answers here and, through the hub, on every instance. */
   purgeCache (proxyId: string): Promise<void>
   /** The route table (each proxy overlaid by its trigger test-listen, if any). */
@@ -45,6 +50,8 @@ export interface GatewayStartOptions {
   workflows: WorkflowsSubsystem
   /** Profiles and policies as of the last configuration reload. */
   access: () => AccessSnapshot
+  /** Where gateway threads hear of access snapshots and hold a write's answer until they serve it. */
+  reload?: Pick<ConfigReload, 'onAccess' | 'addSettleHook'>
   /** The management listener's audit trail (the portal assistant records its tool calls there); read per request. */
   audit: () => AuditTrail
   keyPrefix: string | undefined
@@ -69,26 +76,52 @@ export function startGateway (o: GatewayStartOptions): GatewaySubsystem {
     shared.redis !== undefined ? createRedisStore(shared.redis, o.keyPrefix ?? 'gatehouse:', logger) : createMemoryStore(config.RESPONSE_CACHE_MAX_BYTES),
     config.RESPONSE_CACHE_MAX_ENTRY_BYTES)
   metrics.addSource(() => responseCache.prometheus())
-  const gateway = createGateway({
+  const options: GatewayOptions = {
     config, logger, readiness: o.store.readiness, env, observe, workflows: workflows.gateway, mount: portal.attach, access, tracer, responseCache,
     webRoutes: [
       { path: MCP_PATH, handler: async (req, peer) => await gatewayMcp.handle(req, peer) },
       { path: PORTAL_ASSISTANT_PATH, handler: createPortalAssistant({ config, store, logger, authenticate: gatewayMcp.authenticate, audit: o.audit }) }
     ]
-  })
+  }
+  // GATEWAY_THREADS > 1 (uws): more uWS event loops on worker threads, sharing the port (gateway/threads/).
+  const threadCount = gatewayThreadCount(config)
+  const threaded = threadCount > 1
+    ? createThreadedGateway({
+      ...options,
+      threads: threadCount,
+      limiterMemory: shared.limiterMemory ?? null,
+      limiter: shared.limiterMemory === undefined ? null : shared.limiter as SharedMemoryLimiter,
+      keyPrefix: o.keyPrefix,
+      initialAccess: o.access()
+    })
+    : null
+  const gateway: Gateway = threaded ?? createGateway(options)
+  const threads = threaded?.threads ?? null
+  if (threads !== null) {
+    metrics.addSource(() => threads.prometheus())
+    o.reload?.onAccess(a => { threads.setAccess(a) })
+    // A management write answers once every thread serves the change.
+    o.reload?.addSettleHook(async () => { await threads.settled() })
+  }
   metrics.addSource(() => {
     const shed = gateway.shed
     return '# HELP gatehouse_gateway_shed_total Gateway requests answered 503 because the gateway was overloaded, by signal.\n# TYPE gatehouse_gateway_shed_total counter\n' +
       `gatehouse_gateway_shed_total{signal="in_flight"} ${shed.in_flight}\ngatehouse_gateway_shed_total{signal="event_loop_delay"} ${shed.event_loop_delay}\n`
   })
   metrics.addSource(() => gateway.upstreamMetrics())
-  const stopCachePurges = hub.onBroadcast(CACHE_PURGE_CHANNEL, m => { responseCache.dropLocal(String((m as { proxy_id?: string }).proxy_id)) })
+  const stopCachePurges = hub.onBroadcast(CACHE_PURGE_CHANNEL, m => {
+    const id = String((m as { proxy_id?: string }).proxy_id)
+    responseCache.dropLocal(id)
+    threads?.purge(id)
+  })
   const { overlay } = workflows.listens
 
   return {
     gateway,
+    threads,
     async purgeCache (proxyId) {
       await responseCache.purge(proxyId)
+      threads?.purge(proxyId)
       hub.broadcast(CACHE_PURGE_CHANNEL, { proxy_id: proxyId })
     },
     // A proxy awaiting a trigger test-listen capture answers through its workflow even while it is disabled.
@@ -104,7 +137,7 @@ export function startGateway (o: GatewayStartOptions): GatewaySubsystem {
     listen: async () => await gateway.listen(),
     announce ({ port, tlsPort }) {
       const layer = config.GATEWAY_SERVER === 'node' ? 'node:http' : 'uWebSockets.js'
-      logger.info(`gateway listening on http://${config.HOST}:${port} (${layer})`)
+      logger.info(`gateway listening on http://${config.HOST}:${port} (${layer}${threadCount > 1 ? `, ${threadCount} threads` : ''})`)
       if (tlsPort !== null) logger.info(`gateway listening on https://${config.HOST}:${tlsPort} (${config.GATEWAY_SERVER === 'node' ? 'node:http2, HTTP/2 and HTTP/1.1' : 'node:https relay to uWebSockets.js'})${config.TLS_CA !== '' ? ' (client certificates checked against TLS_CA)' : ''}`)
     },
     async close () {

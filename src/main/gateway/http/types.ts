@@ -122,8 +122,12 @@ export type Route = { method: 'get' | 'any', pattern: string, handler: HttpHandl
 /** One HTTP layer serving the registered routes. */
 export interface HttpLayer {
   readonly name: 'uws' | 'node'
-  /** Listens on host:port (0: any free port) and resolves to the port; rejects when the port is taken. */
-  listen (host: string, port: number): Promise<number>
+  /**
+   * Listens on host:port (0: any free port) and resolves to the port; rejects when the port is taken.
+   * `shared` (uws, GATEWAY_THREADS > 1): with SO_REUSEPORT, beside this process's other gateway
+   * threads; the port was checked free with an exclusive bind first (probeFreePort).
+   */
+  listen (host: string, port: number, shared?: boolean): Promise<number>
   /** Stops accepting connections; requests under way go on. */
   stopListening (): void
   /** Closes every connection left. */

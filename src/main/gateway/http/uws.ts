@@ -21,12 +21,13 @@ export function createUwsLayer (routes: readonly Route[]): HttpLayer {
   let listenSocket: uWS.us_listen_socket | null = null
   return {
     name: 'uws',
-    async listen (host, port) {
+    async listen (host, port, shared = false) {
       return await new Promise<number>((resolve, reject) => {
         // Exclusive: without it uWS sets SO_REUSEPORT and a second process on a taken port starts
         // silently and gets part of the traffic (the typings lack this overload; the binary has it).
         const listen = app.listen as unknown as (h: string, p: number, o: number, cb: (ls: uWS.us_listen_socket | false) => void) => void
-        listen.call(app, host, port, (u as unknown as { LIBUS_LISTEN_EXCLUSIVE_PORT: number }).LIBUS_LISTEN_EXCLUSIVE_PORT, ls => {
+        // Shared: SO_REUSEPORT, so the kernel spreads connections over the threads listening here.
+        listen.call(app, host, port, shared ? 0 : (u as unknown as { LIBUS_LISTEN_EXCLUSIVE_PORT: number }).LIBUS_LISTEN_EXCLUSIVE_PORT, ls => {
           if (ls === false) { reject(portTaken(host, port)); return }
           listenSocket = ls
           resolve(u.us_socket_local_port(ls))
@@ -68,4 +69,22 @@ function upgradeBehavior (handler: UpgradeHandler): uWS.WebSocketBehavior<WsData
     drain: ws => { ws.getUserData().session.onDrain() },
     close: (ws, code, reason) => { ws.getUserData().session.onClose(code, reason) }
   }
+}
+
+/**
+ * Before gateway threads share a port (SO_REUSEPORT): an exclusive bind proves that no other
+ * process holds it (a socket without SO_REUSEPORT cannot join one with it, nor the reverse), and
+ * turns port 0 into a concrete port every thread can listen on (libus sets SO_REUSEPORT only for
+ * a given port). Resolves to the port, rejects with the one-line portTaken error.
+ */
+export async function probeFreePort (host: string, port: number): Promise<number> {
+  const net = await import('node:net')
+  return await new Promise<number>((resolve, reject) => {
+    const probe = net.createServer()
+    probe.once('error', (err: NodeJS.ErrnoException) => { reject(err.code === 'EADDRINUSE' ? portTaken(host, port) : err) })
+    probe.listen({ host, port, exclusive: true }, () => {
+      const got = (probe.address() as import('node:net').AddressInfo).port
+      probe.close(() => { resolve(got) })
+    })
+  })
 }

@@ -1,0 +1,57 @@
+/**
+ * What the main thread and a gateway thread (GATEWAY_THREADS > 1) say to each other over the
+ * worker's port. Everything is structured-cloneable: records, maps, buffers.
+ */
+import type { Config } from '../../config/config.js'
+import type { Collection, Proxy } from '../../../common/types.js'
+import type { PolicySnapshot } from '../../access/policy-limits.js'
+import type { ProfileSnapshot } from '../../access/profile-auth.js'
+import type { RequestRecord } from '../../store/request-record.js'
+import type { RoutingDelta } from '../../routes/reloader.js'
+
+export interface ThreadData {
+  /** 1, 2, …: the main thread's gateway is thread 0. */
+  index: number
+  config: Readonly<Config>
+  env: Readonly<Record<string, string | undefined>>
+  hopSecret: string
+  /** The shared counters (CACHE_TYPE=memory); null with Redis, which every thread reaches itself. */
+  limiterMemory: SharedArrayBuffer | null
+  keyPrefix: string | undefined
+  /** Paths of the web routes the main thread serves (the gateway MCP, the portal assistant). */
+  webPaths: string[]
+  /** The configuration version the routes and access below are. */
+  version: number
+  collections: Collection[]
+  proxies: Proxy[]
+  access: AccessMessage
+}
+
+export interface AccessMessage { profiles: ReadonlyMap<string, ProfileSnapshot>, policies: ReadonlyMap<string, PolicySnapshot> }
+
+export type ToThread =
+  | { t: 'routes', v: number, full: true, collections: readonly Collection[], proxies: readonly Proxy[] }
+  | { t: 'routes', v: number, full: false, delta: RoutingDelta }
+  | { t: 'access', v: number, access: AccessMessage }
+  | { t: 'purge', proxyId: string }
+  | { t: 'close' }
+  | { t: 'crash' }
+  | { t: 'reply', id: number, ok: true, value: unknown }
+  | { t: 'reply', id: number, ok: false, error: WireError }
+  | { t: 'web-head', id: number, status: number, headers: Array<[string, string]> }
+  | { t: 'web-chunk', id: number, chunk: Uint8Array }
+  | { t: 'web-end', id: number }
+  | { t: 'web-error', id: number, message: string }
+
+export type FromThread =
+  | { t: 'ready', port: number }
+  | { t: 'ack', v: number }
+  | { t: 'obs', records: RequestRecord[], quotas: Array<[string, string, number, number]>, shed: { in_flight: number, event_loop_delay: number } }
+  | { t: 'log', text: string }
+  | { t: 'call', id: number, op: 'workflow' | 'readiness', args: unknown[] }
+  | { t: 'web', id: number, path: string, method: string, url: string, headers: Array<[string, string]>, body: Uint8Array | null, peer: unknown }
+  | { t: 'web-cancel', id: number }
+  | { t: 'closed' }
+
+/** An AppError as it crosses threads. */
+export interface WireError { status: number, code: string, message: string, details?: unknown, headers?: Record<string, string> }

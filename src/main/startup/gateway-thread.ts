@@ -1,0 +1,198 @@
+/**
+ * The entry of a gateway thread (GATEWAY_THREADS > 1; started by gateway/threads/pool.ts): one more uWebSockets.js app, on its own worker thread,
+ * listening on the main thread's port (SO_REUSEPORT) with the same compiled route table. It serves
+ * forwards, the response cache, WebSocket relays and the portal itself; a proxy's workflow, the
+ * gateway MCP and the portal assistant are answered by the main thread (relayed over this port).
+ * Its request records and JSON log lines go to the main thread in batches; rate limits and quotas
+ * count in the shared table (or Redis); configuration changes arrive as the main thread applies
+ * them and are acknowledged with their version.
+ */
+import { parentPort, workerData } from 'node:worker_threads'
+import { AppError } from '../../common/errors.js'
+import type { Collection, Proxy } from '../../common/types.js'
+import { createSharedMemoryLimiter } from '../cache/shared-memory-limiter.js'
+import { createRedis } from '../cache/redis.js'
+import { createRedisLimiter } from '../cache/redis-limiter.js'
+import type { RateLimiter } from '../cache/types.js'
+import { createLogger } from '../logger.js'
+import type { RequestRecord } from '../store/request-record.js'
+import { createTracer } from '../observability/tracing/tracer.js'
+import { createPortal } from '../static/portal.js'
+import { builtUiDir, loadStaticFiles } from '../static/static-files.js'
+import { createGateway, type GatewayOptions } from '../gateway/index.js'
+import type { WebHandler } from '../gateway/mcp-route.js'
+import { ResponseCache } from '../gateway/responses/response-cache.js'
+import { createRedisStore } from '../gateway/responses/cache-store.js'
+import type { AccessMessage, FromThread, ThreadData, ToThread, WireError } from '../gateway/threads/messages.js'
+
+const data = workerData as ThreadData
+const port = parentPort!
+const send = (m: FromThread, transfer?: ArrayBuffer[]) => { port.postMessage(m, transfer ?? []) }
+const { config } = data
+
+// JSON lines go to the main thread's writer, a turn's worth in one message.
+const logger = createLogger(config, {
+  write (text: string) { send({ t: 'log', text }) },
+  flush (cb?: (err?: Error) => void) { cb?.() },
+  flushSync () {}
+}).child({ thread: data.index })
+
+// Calls answered by the main thread.
+let nextId = 0
+const calls = new Map<number, { resolve: (v: unknown) => void, reject: (e: unknown) => void }>()
+const call = async (op: 'workflow' | 'readiness', args: unknown[]): Promise<unknown> => await new Promise((resolve, reject) => {
+  const id = ++nextId
+  calls.set(id, { resolve, reject })
+  send({ t: 'call', id, op, args })
+})
+const fromWire = (e: WireError) => new AppError(e.status, e.code, e.message, e.details, e.headers)
+
+// Finished requests and admitted quota hits, sent in batches (every 50 ms, or at 256 records).
+let records: RequestRecord[] = []
+let quotas: Array<[string, string, number, number]> = []
+let flushTimer: NodeJS.Timeout | null = null
+const flushObserved = () => {
+  if (flushTimer !== null) { clearTimeout(flushTimer); flushTimer = null }
+  if (records.length === 0 && quotas.length === 0) return
+  send({ t: 'obs', records, quotas, shed: gateway.shed })
+  records = []
+  quotas = []
+}
+const soon = () => { flushTimer ??= setTimeout(flushObserved, 50) }
+
+let limiter: RateLimiter
+let responseCache: ResponseCache | undefined
+let closeRedis = async (): Promise<void> => {}
+if (data.limiterMemory !== null) {
+  const shared = createSharedMemoryLimiter(data.limiterMemory)
+  shared.quotas.listen((key, stamp, endMs, cost) => { quotas.push([key, stamp, endMs, cost]); soon() })
+  limiter = shared
+} else {
+  // CACHE_TYPE=redis: one connection per gateway thread for its limits and cached answers.
+  const redis = createRedis(config, logger)
+  closeRedis = async () => { await redis.quit().catch(() => redis.disconnect()) }
+  const prefix = data.keyPrefix ?? 'gatehouse:'
+  limiter = createRedisLimiter(redis, logger, { keyPrefix: prefix })
+  responseCache = new ResponseCache(createRedisStore(redis, prefix, logger), config.RESPONSE_CACHE_MAX_ENTRY_BYTES)
+}
+
+let access: AccessMessage = data.access
+const collections = new Map<string, Collection>(data.collections.map(c => [c.id, c]))
+const proxies = new Map<string, Proxy>(data.proxies.map(p => [p.id, p]))
+const portal = createPortal(loadStaticFiles(builtUiDir('portal'), { spa: false }))
+const portalView = () => {
+  const cs = [...collections.values()]
+  const ps = [...proxies.values()]
+  portal.setRoutes({ collections: () => cs, proxies: () => ps })
+}
+portalView()
+
+const web = new Map<number, { resolve: (r: Response) => void, reject: (e: unknown) => void, stream: ReadableStreamDefaultController<Uint8Array> | null }>()
+const relayWeb = (path: string): WebHandler => async (req, peer) => {
+  const body = req.method === 'GET' || req.method === 'HEAD' ? null : new Uint8Array(await req.arrayBuffer())
+  const id = ++nextId
+  const answer = new Promise<Response>((resolve, reject) => { web.set(id, { resolve, reject, stream: null }) })
+  send({ t: 'web', id, path, method: req.method, url: req.url, headers: [...req.headers], body, peer }, body === null ? [] : [body.buffer as ArrayBuffer])
+  return await answer
+}
+
+const options: GatewayOptions = {
+  config,
+  logger,
+  env: data.env,
+  hopSecret: data.hopSecret,
+  portSharing: 'join',
+  readiness: async () => await call('readiness', []) as { ok: boolean, checks: Record<string, string> },
+  observe: r => { records.push(r); if (records.length >= 256) flushObserved(); else soon() },
+  workflows: async (route, trigger, trace) => await call('workflow', [{ proxy: route.proxy, workflow: route.workflow }, trigger, trace]) as { status: number, headers: Record<string, string>, body: unknown },
+  access: { profiles: () => access.profiles, policies: () => access.policies, limiter },
+  tracer: createTracer(config, logger),
+  responseCache,
+  mount: portal.attach,
+  webRoutes: data.webPaths.map(path => ({ path, handler: relayWeb(path) }))
+}
+const gateway = createGateway(options)
+gateway.setRoutes(data.collections, data.proxies)
+
+// A crash closes this thread's listener and connections first: a worker thread that ends with a
+// uWS app open takes the whole process down (uv_loop_close with open handles).
+process.on('uncaughtException', err => {
+  try { gateway.abort() } catch {}
+  logger.fatal({ err }, `gateway thread ${data.index} crashed`)
+  logger.flush()
+  process.exit(1)
+})
+
+port.on('message', (m: ToThread) => {
+  switch (m.t) {
+    case 'routes':
+      if (m.full) {
+        gateway.setRoutes(m.collections, m.proxies)
+        collections.clear(); proxies.clear()
+        for (const c of m.collections) collections.set(c.id, c)
+        for (const p of m.proxies) proxies.set(p.id, p)
+      } else {
+        gateway.updateRoutes(m.delta)
+        for (const id of m.delta.removedCollections ?? []) collections.delete(id)
+        for (const id of m.delta.removedProxies ?? []) proxies.delete(id)
+        for (const c of m.delta.collections ?? []) collections.set(c.id, c)
+        for (const p of m.delta.proxies ?? []) proxies.set(p.id, p)
+      }
+      portalView()
+      send({ t: 'ack', v: m.v })
+      break
+    case 'access':
+      access = m.access
+      send({ t: 'ack', v: m.v })
+      break
+    case 'purge':
+      void gateway.responseCache.purge(m.proxyId)
+      break
+    case 'reply': {
+      const c = calls.get(m.id)
+      calls.delete(m.id)
+      if (c !== undefined) { if (m.ok) c.resolve(m.value); else c.reject(fromWire(m.error)) }
+      break
+    }
+    case 'web-head': {
+      const w = web.get(m.id)
+      if (w === undefined) break
+      const nullBody = m.status === 204 || m.status === 205 || m.status === 304
+      const stream = nullBody
+        ? null
+        : new ReadableStream<Uint8Array>({
+          start: c => { w.stream = c },
+          cancel: () => { web.delete(m.id); send({ t: 'web-cancel', id: m.id }) }
+        })
+      if (nullBody) web.delete(m.id)
+      w.resolve(new Response(stream, { status: m.status, headers: m.headers }))
+      break
+    }
+    case 'web-chunk': web.get(m.id)?.stream?.enqueue(m.chunk); break
+    case 'web-end': { const w = web.get(m.id); web.delete(m.id); w?.stream?.close(); break }
+    case 'web-error': {
+      const w = web.get(m.id)
+      web.delete(m.id)
+      if (w?.stream != null) w.stream.error(new Error(m.message)); else w?.reject(new Error(m.message))
+      break
+    }
+    case 'crash':
+      // Test hook (reached only through the in-process handle): a crash as an uncaught error has it.
+      setImmediate(() => { throw new Error('gateway thread crash requested') })
+      break
+    case 'close':
+      void gateway.close().then(async () => {
+        flushObserved()
+        logger.flush()
+        await closeRedis()
+        send({ t: 'closed' })
+        // The app is closed: this thread may end (its pending messages are already queued).
+        setImmediate(() => process.exit(0))
+      })
+      break
+  }
+})
+
+const { port: listening } = await gateway.listen()
+send({ t: 'ack', v: data.version })
+send({ t: 'ready', port: listening })
