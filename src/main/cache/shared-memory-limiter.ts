@@ -38,6 +38,7 @@ function hash (key: string): [number, number] {
 }
 
 export type SharedMemoryLimiter = RateLimiter & {
+  sync: NonNullable<RateLimiter['sync']>
   quotas: QuotaCounters
   /** Tells the quota listener of hits admitted on another thread (their counts are already in the table). */
   notify (key: string, stamp: string, endMs: number, cost: number): void
