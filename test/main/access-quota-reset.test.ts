@@ -46,7 +46,7 @@ for (const [name, make] of kinds) {
     let n = 0
     // Calls alternate between the instances (one with memory).
     const call = async (id: string) => {
-      const g = gateways[n++ % gateways.length]
+      const g = gateways[n++ % gateways.length]! // an index modulo the length
       const res = await fetch(`${g.url}/metered/x`, { headers: { connection: 'close', 'x-client-id': 'acme', 'x-profile-id': id } })
       const text = await res.text()
       return { status: res.status, h: (k: string) => res.headers.get(k), body: text.startsWith('{') ? JSON.parse(text) : text }

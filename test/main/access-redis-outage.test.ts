@@ -39,7 +39,7 @@ t.test('Redis down at the gateway: calls flow under a local limit, logged once; 
   // Each limiter learns from its heartbeat (every second) that two instances share the limits.
   await new Promise(resolve => setTimeout(resolve, 1500))
   const call = async (i: number, id: string) => {
-    const res = await fetch(`${gateways[i].url}/paid/x`, { headers: { connection: 'close', 'x-client-id': 'acme', 'x-profile-id': id } })
+    const res = await fetch(`${gateways[i]!.url}/paid/x`, { headers: { connection: 'close', 'x-client-id': 'acme', 'x-profile-id': id } })
     await res.text()
     return { status: res.status, remaining: res.headers.get('ratelimit-remaining') }
   }

@@ -73,7 +73,7 @@ t.test('two instances: same configuration, health per instance', async t => {
   await client.connect(transport)
   t.teardown(async () => { await client.close().catch(() => {}) })
   const tool = await client.callTool({ name: 'get_upstream_health', arguments: { id: col.id } })
-  t.match(JSON.parse((tool.content as Array<{ text: string }>)[0].text), { targets: [{ state: 'healthy' }, { state: 'ejected' }] })
+  t.match(JSON.parse((tool.content as Array<{ text: string }>)[0]?.text ?? 'null'), { targets: [{ state: 'healthy' }, { state: 'ejected' }] })
 
   // A change made on B reaches A: two leaves the targets.
   const changed = await api(b, 'PUT', `/collections/${col.id}`, { upstream: { targets: [{ url: one.url, weight: 100 }] } })

@@ -71,10 +71,10 @@ t.test('without a cache, and with bad settings, the error names the node', async
   r = await pool.run(task(cached(-1), { trigger_output: { id: 'x' } }), { kv: createMemoryKv() })
   t.match(r.error?.message, /Cache node 'store': ttl_seconds must be/)
   const def = cached()
-  def.nodes[1].settings = { operation: 'delete', key: 'k' }
+  def.nodes[1]!.settings = { operation: 'delete', key: 'k' }
   r = await pool.run(task(def, { trigger_output: { id: 'x' } }), { kv: createMemoryKv() })
   t.match(r.error?.message, /operation must be get or set/)
-  def.nodes[1].settings = { operation: 'get', key: '{{ trigger.nothing }}' }
+  def.nodes[1]!.settings = { operation: 'get', key: '{{ trigger.nothing }}' }
   r = await pool.run(task(def, { trigger_output: { id: 'x' } }), { kv: createMemoryKv() })
   t.match(r.error?.message, /needs a key/)
 })

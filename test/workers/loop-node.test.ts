@@ -1,13 +1,13 @@
 import t from 'tap'
 import { runWorkflow } from '../../src/workers/engine/run.js'
-import type { WorkflowDefinition } from '../../src/common/types.js'
+import type { WorkflowDefinition, WorkflowNode } from '../../src/common/types.js'
 import { task } from '../helpers/workflow-task.js'
 
 const trigger = { id: 't', name: 'trigger', type: 'manual_trigger', settings: {} }
 const list = (values: unknown) => ({ id: 'src', name: 'src', type: 'set_node', settings: { values: { list: values } } })
 
 /** trigger → src → loop(items) ─loop→ body… ─→ loop; loop ─done→ after. */
-function loopFlow (items: string, body: WorkflowDefinition['nodes'], bodyEdges: WorkflowDefinition['edges'], loopHandle: string | null = 'loop'): WorkflowDefinition {
+function loopFlow (items: string, body: [WorkflowNode, ...WorkflowNode[]], bodyEdges: WorkflowDefinition['edges'], loopHandle: string | null = 'loop'): WorkflowDefinition {
   return {
     nodes: [trigger, list(['a', 'b', 'c']), { id: 'l', name: 'each', type: 'loop_node', settings: { items } }, ...body,
       { id: 'after', name: 'after', type: 'set_node', settings: { values: { count: '{{ each.items.length }}', last: '{{ each.items.last() }}' } } }],

@@ -42,7 +42,7 @@ t.test('parallel_node branches must match its outgoing edges (checked at save)',
   const problems = checkDefinition(fanOut(3, 2), { enabled: true })
   t.same(problems, [{ node_id: 'p', field: 'settings.branches', message: "Node 'fan' (parallel_node): settings.branches is 3 but 2 edges leave it; connect one edge per branch or change branches." }])
   const def = fanOut(2)
-  delete (def.nodes[1].settings as Record<string, unknown>).branches
+  delete (def.nodes[1]!.settings as Record<string, unknown>).branches
   t.same(checkDefinition(def, { enabled: true }), [], 'without branches any number of edges is fine')
 })
 

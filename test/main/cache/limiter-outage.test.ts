@@ -73,7 +73,7 @@ t.test('Redis paused with two instances: each enforces its share, so together th
   await new Promise(resolve => setTimeout(resolve, 1500)) // heartbeats: both count two members
   server.freeze()
   t.teardown(() => server.thaw())
-  const results = await Promise.all(Array.from({ length: 90 }, (_, i) => limiters[i % 2].hit('api', 30, 60)))
+  const results = await Promise.all(Array.from({ length: 90 }, (_, i) => limiters[i % 2]!.hit('api', 30, 60) /* two limiters */))
   const admitted = results.filter(r => r.allowed).length
   t.equal(admitted, 30, '15 on each instance: a 30/min limit admits 30, not 30 per instance')
 })

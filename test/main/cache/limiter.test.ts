@@ -68,7 +68,7 @@ t.test('redis: a policy hit (rate limit then quota in one round trip) answers as
   const both = async (rateLimit: number, quotaLimit: number, key: string) =>
     await l.hitPolicy!({ key: `r-${key}`, limit: rateLimit, windowSeconds: 60 }, { key: `q-${key}`, limit: quotaLimit, period: 'month' })
   // Quota tighter than the rate limit: the third hit passes the rate limit and is refused by the quota.
-  const a = [await both(5, 2, 'a'), await both(5, 2, 'a'), await both(5, 2, 'a')]
+  const a = [await both(5, 2, 'a'), await both(5, 2, 'a'), await both(5, 2, 'a')] as const
   t.same(a.map(([r, q]) => [r.allowed, q?.allowed]), [[true, true], [true, true], [true, false]])
   t.same(a.map(([r, q]) => [r.remaining, q?.remaining]), [[4, 1], [3, 0], [2, 0]])
   t.ok(a[0][1]!.resetSeconds > 0 && a[0][0].resetSeconds <= 60)

@@ -24,8 +24,8 @@ t.test('starts sharing a fresh DATA_DIR get the same secrets key and the same si
   for (let round = 0; round < 30; round++) {
     const dataDir = path.join(await createTempDir(t), 'data')
     const keys = await Promise.all(Array.from({ length: 16 }, async () => await loadSecretsKey({ secretsKey: '', dataDir })))
-    t.ok(keys.every(k => k.equals(keys[0])), `round ${round}: one secrets key`)
+    t.ok(keys.every(k => k.equals(keys[0]!)), `round ${round}: one secrets key`)
     const issuers = await Promise.all(Array.from({ length: 16 }, async () => await openLocalIssuer(dataDir)))
-    t.ok(issuers.every(i => JSON.stringify(i.publicJwk) === JSON.stringify(issuers[0].publicJwk)), `round ${round}: one signing key`)
+    t.ok(issuers.every(i => JSON.stringify(i.publicJwk) === JSON.stringify(issuers[0]!.publicJwk)), `round ${round}: one signing key`)
   }
 })

@@ -49,6 +49,6 @@ t.test('a copied sealed value does not serve another profile; legacy values are 
   s = await start(conf, { logger: silentLogger })
   t.teardown(async () => { await s.close() })
   const { rows } = await s.store.query<{ secret_sealed: string }>('SELECT secret_sealed FROM profiles WHERE id = $1', [b.id])
-  t.match(rows[0].secret_sealed, /^v2:/, 're-sealed as v2')
+  t.match(rows[0]?.secret_sealed, /^v2:/, 're-sealed as v2')
   t.equal((await api(s, 'GET', `/clients/${cl.id}/profiles/${b.id}/credentials`)).body.api_key, 'gh_legacy_value')
 })

@@ -26,10 +26,11 @@ t.test('the same line as pino writes, for awkward paths too', async t => {
   const lines = fs.readFileSync(file, 'utf8').trimEnd().split('\n')
   t.equal(lines.length, cases.length * 2)
   const noTime = (l: string) => l.replace(/"time":"[^"]+"/, '"time":"T"')
+  // Two lines per case (checked above): lines[2 * i + 1] and cases[i] are in range.
   for (let i = 0; i < cases.length; i++) {
-    t.equal(noTime(lines[2 * i]), noTime(lines[2 * i + 1]), `line ${i + 1} is pino's, byte for byte but the time`)
-    const parsed = JSON.parse(lines[2 * i])
-    t.equal(parsed.path, cases[i].path, 'the path reads back as it was')
+    t.equal(noTime(lines[2 * i]!), noTime(lines[2 * i + 1]!), `line ${i + 1} is pino's, byte for byte but the time`)
+    const parsed = JSON.parse(lines[2 * i]!)
+    t.equal(parsed.path, cases[i]!.path, 'the path reads back as it was')
     t.ok(Math.abs(Date.parse(parsed.time) - Date.now()) < 60_000, 'an ISO time of now')
   }
 })
