@@ -2,7 +2,7 @@
 /**
  * The headline bench: Gatehouse beside the proxies users compare it with, per request and per core.
  *
- *   npm run build && node bench/peers.mjs
+ *   npm run bench        (= npm run build && node bench/peers.mjs)
  *   BENCH_ROUNDS=5 BENCH_DURATION=8s BENCH_SIZES=54,1024 BENCH_CONTENDERS=nginx,haproxy,fastify,gatehouse,gatehouse-logs-off BENCH_EXTRAS=1
  *
  * All on 127.0.0.1. Backend: nginx (one worker) answering `return 200` with a 54-byte JSON body

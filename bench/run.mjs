@@ -1,6 +1,6 @@
 #!/usr/bin/env node
 /**
- * npm run bench: a fast backend (nginx `return 200`), nginx as a reverse proxy with upstream
+ * npm run bench:service: a fast backend (nginx `return 200`), nginx as a reverse proxy with upstream
  * keep-alive (one worker), and Gatehouse started the way users run it, all on 127.0.0.1:
  *   - default: `npm start`'s configuration (embedded store, request log on, LOG_LEVEL info with
  *     an access line per request written to a file, memory cache, WORKERS = cores - 1)
@@ -230,7 +230,7 @@ function writeResults (results, paced, profiles, propagation, idle) {
   const x = (v) => v.toFixed(2) + 'x'
   const ms = (v) => Number.isFinite(v) ? v.toFixed(0) : 'never'
   const lines = []
-  const cmd = `npm run bench   # BENCH_ROUNDS=${ROUNDS} BENCH_DURATION=${DURATION}`
+  const cmd = `npm run bench:service   # BENCH_ROUNDS=${ROUNDS} BENCH_DURATION=${DURATION}`
   lines.push('# Benchmark results', '', `Command: \`${cmd}\``, '',
     `Run: ${new Date().toISOString()} on ${process.platform} ${process.arch}, ${os.cpus().length} cores, Node ${process.version}; load average at the end ${os.loadavg().map(v => v.toFixed(1)).join(' ')} (the machine was shared with other busy sessions).`, '',
     `Load: \`wrk -t1 -c50 -d${DURATION}\` GET, ${ROUNDS} rounds, every contender once per round, the order rotating each round; medians.`,
