@@ -92,7 +92,7 @@ interface VarSpec { type: 'integer' | 'string', default: unknown, enum?: string[
 const VARS: Record<keyof Config, VarSpec> = {
   PORT: { type: 'integer', default: 8080, minimum: 0, maximum: 65535, accepts: 'a port number 0-65535' },
   HOST: { type: 'string', default: '0.0.0.0', accepts: 'a host name or IP address' },
-  GATEWAY_THREADS: { type: 'integer', default: 1, minimum: 1, maximum: 256, accepts: 'an integer 1-256 (gateway event loops; uws only)' },
+  GATEWAY_THREADS: { type: 'integer', default: 1, minimum: 1, maximum: 256, accepts: 'an integer 1-256 or auto, one per core (gateway event loops; uws only)' },
   GATEWAY_SERVER: { type: 'string', default: 'uws', enum: ['uws', 'node'], accepts: 'uws (uWebSockets.js, the default) or node (node:http and node:http2)' },
   MANAGEMENT_PORT: { type: 'integer', default: 8081, minimum: 0, maximum: 65535, accepts: 'a port number 0-65535' },
   MANAGEMENT_HOST: { type: 'string', default: '127.0.0.1', accepts: 'a host name or IP address' },
@@ -202,6 +202,8 @@ export function loadConfig (env: NodeJS.ProcessEnv = process.env): Readonly<Conf
     const v = env[key]
     if (v !== undefined && v !== '') raw[key] = v.trim()
   }
+  // `auto` as nginx's worker_processes: one gateway event loop per core this process may use.
+  if (typeof raw.GATEWAY_THREADS === 'string' && raw.GATEWAY_THREADS.toLowerCase() === 'auto') raw.GATEWAY_THREADS = Math.min(256, os.availableParallelism())
   const bad = new Set<string>()
   if (!validate(raw)) for (const e of validate.errors ?? []) bad.add(e.instancePath.slice(1))
   // The TLS files are read once here, so a missing or unreadable one stops the start, not the first handshake.

@@ -38,3 +38,12 @@ t.test('every bad variable is reported on its own line naming it', async t => {
     t.match(lines.find(l => l.startsWith('LOG_LEVEL=')), /fatal, error/)
   }
 })
+
+t.test('GATEWAY_THREADS=auto is one gateway event loop per core, as nginx\'s worker_processes auto', async t => {
+  const os = await import('node:os')
+  t.equal(loadConfig({}).GATEWAY_THREADS, 1)
+  t.equal(loadConfig({ GATEWAY_THREADS: 'auto' }).GATEWAY_THREADS, Math.min(256, os.availableParallelism()))
+  t.equal(loadConfig({ GATEWAY_THREADS: 'AUTO' }).GATEWAY_THREADS, Math.min(256, os.availableParallelism()))
+  t.equal(loadConfig({ GATEWAY_THREADS: '3' }).GATEWAY_THREADS, 3)
+  t.throws(() => loadConfig({ GATEWAY_THREADS: 'many' }), { message: /GATEWAY_THREADS="many" is invalid: expected an integer 1-256 or auto/ })
+})
