@@ -70,8 +70,8 @@ t.test('the chart refuses what cannot work, and runs one replica on the embedded
 })
 
 /** The Compose command a user of this machine has: `docker compose` (v2 plugin) or `docker-compose` (v1, Debian 12's package). */
-async function composeCommand (): Promise<string[]> {
-  for (const cmd of [['docker', 'compose'], ['docker-compose']]) {
+async function composeCommand (): Promise<[string, ...string[]]> {
+  for (const cmd of [['docker', 'compose'], ['docker-compose']] as Array<[string, ...string[]]>) {
     try {
       await run(cmd[0], [...cmd.slice(1), 'version'])
       return cmd
@@ -111,7 +111,7 @@ t.test('the Dockerfile: Node 24 on Debian 13, non-root, a health check on /ready
   t.match(runtime, /^CMD \["node", "dist\/src\/main\/index\.js"\]$/m)
   t.notMatch(runtime, /npm ci|npm install/, 'nothing is installed in the runtime stage (production modules come from the build stage)')
   const ignored = fs.readFileSync(path.join(root, '.dockerignore'), 'utf8').split('\n').map(l => l.trim()).filter(l => l !== '' && !l.startsWith('#'))
-  const sources = [...file.matchAll(/^COPY (?!--from)(.+) \S+$/gm)].flatMap(m => m[1].split(/\s+/))
+  const sources = [...file.matchAll(/^COPY (?!--from)(.+) \S+$/gm)].flatMap(m => m[1]!.split(/\s+/)) // group 1 always takes part
   t.ok(sources.length >= 5)
   for (const src of sources) {
     t.ok(fs.existsSync(path.join(root, src)), `${src} exists in the build context`)

@@ -30,12 +30,13 @@ type T = { teardown (fn: () => unknown): void }
 async function twoInstances (t: T, server: 'uws' | 'node' = 'uws') {
   const backend = await startBackend(t, (req, res) => { res.setHeader('content-type', 'application/json'); res.end(JSON.stringify({ path: req.url, xff: req.headers['x-forwarded-for'] ?? null })) })
   const url = await createTestDatabase(t)
-  const services: Service[] = []
-  for (let i = 0; i < 2; i++) {
+  const startOne = async (): Promise<Service> => {
     const s = await start(loadConfig({ GATEWAY_SERVER: server, PORT: '0', HOST: '127.0.0.1', MANAGEMENT_PORT: '0', LOG_LEVEL: 'silent', WORKERS: '1', DATABASE_URL: url, DATA_DIR: await createTempDir(t), TRUSTED_PROXIES: '127.0.0.1' }), { logger: silentLogger })
-    services.push(s)
     t.teardown(async () => { await s.close() })
+    return s
   }
+  // One after the other, as two operators would start them; a pair, so services[0] and [1] are typed.
+  const services: [Service, Service] = [await startOne(), await startOne()]
   const token = await services[0].issueToken!('ops', 'admin')
   const api = async (method: string, p: string, body?: unknown) =>
     await (await fetch(`http://127.0.0.1:${services[0].managementPort}/api/v1${p}`, { method, headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' }, body: body === undefined ? undefined : JSON.stringify(body) })).json() as any

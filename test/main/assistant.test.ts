@@ -32,8 +32,8 @@ t.test('the management assistant acts through the management MCP as the signed-i
   t.equal(first.status, 200)
   t.match(first.type, /text\/event-stream/)
   t.match(first.events.map(e => e.event), ['tool_call', 'tool_result', 'message', 'confirmation_required', 'done'])
-  t.match(first.events[1].data, { tool: 'list_collections', is_error: false })
-  const waiting = first.events[3].data
+  t.match(first.events[1]?.data, { tool: 'list_collections', is_error: false })
+  const waiting = first.events[3]?.data
   t.match(waiting, { tool: 'create_collection', arguments: { name: 'orders', base_path: '/orders' }, action_id: /\S+/ })
   t.same(await collections(), [], 'nothing is created before the user approves')
   t.equal(model.seen[0].authorization, 'Bearer sk-test', 'the model API gets ASSISTANT_API_KEY')
@@ -45,7 +45,7 @@ t.test('the management assistant acts through the management MCP as the signed-i
   model.script.push({ content: 'Done: orders is live at /orders.' })
   const approved = await chat(eve, { confirm: { action_id: waiting.action_id, approve: true } })
   t.match(approved.events.map(e => e.event), ['tool_call', 'tool_result', 'message', 'done'])
-  t.match(approved.events[1].data, { tool: 'create_collection', is_error: false })
+  t.match(approved.events[1]?.data, { tool: 'create_collection', is_error: false })
   t.match(await collections(), [{ name: 'orders', base_path: '/orders' }], 'approved: the collection exists')
   const audit = ((await (await fetch(`${base}/audit-logs?limit=20`, { headers: { authorization: `Bearer ${await s.issueToken!('root', 'admin')}` } })).json()) as any).items as any[]
   t.ok(audit.some(a => a.actor === 'eve' || a.sub === 'eve' || JSON.stringify(a).includes('"eve"')), 'the change is audited under the user, not the assistant')
@@ -61,7 +61,7 @@ t.test('the management assistant acts through the management MCP as the signed-i
   t.match(delAction, { tool: 'delete_collection' })
   const declined = await chat(eve, { confirm: { action_id: delAction.action_id, approve: false } })
   t.match(declined.events.map(e => e.event), ['tool_result', 'message', 'done'])
-  t.match(declined.events[0].data, { is_error: true, content: 'Declined by the user.' })
+  t.match(declined.events[0]?.data, { is_error: true, content: 'Declined by the user.' })
   t.equal((await collections()).length, 1, 'declined: the collection is still there')
 
   // The thread is the user's, saved on the server.
@@ -77,7 +77,7 @@ t.test('the management assistant acts through the management MCP as the signed-i
   const v1 = await chat(victor, { message: 'Create x' })
   const vAction = v1.events.find(e => e.event === 'confirmation_required')!.data
   const v2 = await chat(victor, { confirm: { action_id: vAction.action_id, approve: true } })
-  t.match(v2.events[1].data, { tool: 'create_collection', is_error: true, content: /forbidden/ }, 'role refused on the tool call')
+  t.match(v2.events[1]?.data, { tool: 'create_collection', is_error: true, content: /forbidden/ }, 'role refused on the tool call')
   t.equal((await collections()).length, 1)
 
   // Bad input.
@@ -120,13 +120,13 @@ t.test('the developer-portal assistant calls published APIs with the developer p
   const first = await chat(creds, { message: 'List items, then add a pen' })
   t.equal(first.status, 200, first.text)
   t.match(first.events.map(e => e.event), ['tool_call', 'tool_result', 'confirmation_required', 'done'])
-  t.match(JSON.parse(first.events[1].data.content), { status: 200, body: { method: 'GET', path: '/items' } })
+  t.match(JSON.parse(first.events[1]?.data.content), { status: 200, body: { method: 'GET', path: '/items' } })
   t.equal(backend.seen.length, 1, 'the GET ran; the POST waits for the developer')
   const offered = (model.seen[0].body.tools as any[]).map(x => x.function.name).sort()
   t.same(offered, ['endpoint_details', 'execute_endpoint', 'list_collections', 'list_endpoints'])
 
   model.script.push({ content: 'Added.' })
-  const second = await chat(creds, { confirm: { action_id: first.events[2].data.action_id, approve: true } })
+  const second = await chat(creds, { confirm: { action_id: first.events[2]?.data.action_id, approve: true } })
   t.match(second.events.map(e => e.event), ['tool_call', 'tool_result', 'message', 'done'])
   t.match(backend.seen.at(-1), { method: 'POST', url: '/items' })
 

@@ -24,7 +24,7 @@ t.test('apply_parameter_defaults is a proxy field, off by default', async t => {
   await m.call('PUT', `/api/v1/proxies/${filled.body.id as string}`, { body: { apply_parameter_defaults: true } })
 
   const doc = (await m.call('GET', '/api/v1/openapi.json', { role: 'viewer' })).body
-  for (const [path, method] of [['/api/v1/proxies', 'post'], ['/api/v1/proxies/{id}', 'put']]) {
+  for (const [path, method] of [['/api/v1/proxies', 'post'], ['/api/v1/proxies/{id}', 'put']] as const) {
     t.match(doc.paths[path][method].requestBody.content['application/json'].schema.properties.apply_parameter_defaults, { type: 'boolean' }, `${method} ${path} documents the field`)
   }
 

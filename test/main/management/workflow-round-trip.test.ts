@@ -11,7 +11,7 @@ import { prng } from '../../helpers/prng.js'
 const RUNS = 20
 
 function generate (rand: () => number): { workflow: any, enabled: boolean } {
-  const pick = <T>(xs: readonly T[]): T => xs[Math.floor(rand() * xs.length)]
+  const pick = <T>(xs: readonly T[]): T => xs[Math.floor(rand() * xs.length)]! // rand() < 1: an index below the length
   const maybe = (p = 0.5) => rand() < p
   const text = () => pick(['a', 'ÄÖ ü', 'x'.repeat(40), '{{ trigger.request.body }}', 'line\nbreak', '"quoted"', '', '😀'])
   const bodies: Array<() => [string, Record<string, unknown>]> = [

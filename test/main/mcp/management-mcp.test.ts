@@ -123,7 +123,7 @@ t.test('the management MCP through the SDK client', async t => {
   const { prompts } = await client.listPrompts()
   t.same(prompts.map(p => p.name).sort(), ['build_workflow', 'diagnose_failing_proxy', 'publish_api_from_openapi'])
   const prompt = await client.getPrompt({ name: 'diagnose_failing_proxy', arguments: { proxy_id: proxy.id } })
-  t.match((prompt.messages[0].content as { text: string }).text, proxy.id)
+  t.match((prompt.messages[0]?.content as { text: string } | undefined)?.text, proxy.id)
 
   // Session end: DELETE, after which the id is unknown.
   const id = transport.sessionId!

@@ -24,7 +24,7 @@ t.test('an instance opens at most MCP_SESSIONS_MAX sessions', async t => {
     body: JSON.stringify(body)
   })
   const open = async (token: string) => { const r = await post(token); await r.text(); t.equal(r.status, 200); return r.headers.get('mcp-session-id')! }
-  const [alice, bob, carol] = await Promise.all(['alice', 'bob', 'carol'].map(async u => await s.issueToken!(u, 'viewer')))
+  const [alice, bob, carol] = await Promise.all([s.issueToken!('alice', 'viewer'), s.issueToken!('bob', 'viewer'), s.issueToken!('carol', 'viewer')])
 
   const a1 = await open(alice)
   await open(alice)

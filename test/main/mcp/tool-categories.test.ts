@@ -66,7 +66,7 @@ t.test('every management MCP tool has a category an MCP client can read', async 
 
   // Operations this service does not serve in this configuration have one too.
   for (const [key, info] of Object.entries(OPERATIONS)) {
-    const [, path] = key.split(' ')
+    const [, path = ''] = key.split(' ')
     t.ok(categoryOf(path.split('/').filter(Boolean), info.category) !== undefined, MISSING(info.name, key))
   }
 })
