@@ -122,17 +122,20 @@ export function describe (route: Route, params: Record<string, string>, method: 
   const isParam = (s: string | undefined) => s?.startsWith(':') === true
   let at = -1
   for (let i = segs.length - 2; i >= 0; i--) if (!isParam(segs[i]) && isParam(segs[i + 1])) { at = i; break }
-  let kind: string | null = segs[at < 0 ? 0 : at] === undefined ? null : singular(segs[at < 0 ? 0 : at])
+  const head = segs[at < 0 ? 0 : at]
+  let kind: string | null = head === undefined ? null : singular(head)
   // a nested resource that is not a kind of its own is named after its parent: workflows/:id/versions/:v -> workflow_version
-  const parent = at >= 2 && isParam(segs[at - 1]) ? singular(segs[at - 2]) : null
+  const parentSeg = at >= 2 && isParam(segs[at - 1]) ? segs[at - 2] : undefined
+  const parent = parentSeg === undefined ? null : singular(parentSeg)
   if (kind !== null && parent !== null && !EVENT_KINDS.has(kind)) kind = `${parent}_${kind}`
-  const id = at < 0 ? null : params[segs[at + 1].slice(1)] ?? null
+  // segs[at + 1] is the parameter found beside segs[at] above
+  const id = at < 0 ? null : params[segs[at + 1]!.slice(1)] ?? null
   const rest = segs.slice(at < 0 ? 1 : at + 2).filter(s => !isParam(s))
   if (rest[0] === 'workflow') { kind = `${kind ?? ''}_workflow`; rest.shift() }
   let action: string
   if (rest.length === 0) action = method === 'POST' ? 'create' : method === 'DELETE' ? 'delete' : 'update'
   else if (rest[0] === 'status' || rest[0] === 'toggle-status') action = 'status_change'
-  else action = rest[0].replace(/-/g, '_')
+  else action = rest[0]!.replace(/-/g, '_') // rest is not empty here
   const named = route.opts.audit
   if (named !== undefined && named !== false) {
     kind = named.kind ?? kind

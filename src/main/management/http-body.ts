@@ -18,7 +18,7 @@ export async function readBody (req: IncomingMessage, limit: number): Promise<Bu
 
 export function parseJson (req: IncomingMessage, raw: Buffer): unknown {
   if (raw.length === 0) return undefined
-  const type = (req.headers['content-type'] ?? '').split(';')[0].trim().toLowerCase()
+  const type = (req.headers['content-type'] ?? '').split(';', 1)[0]!.trim().toLowerCase() // split always yields one part
   if (type !== 'application/json' && !type.endsWith('+json')) throw unsupportedMediaType('Send the body as application/json.')
   const text = raw.toString('utf8')
   try {

@@ -46,16 +46,17 @@ export function parsePath (p: string): PathShape | string {
   const params: string[] = []
   let wildcard = false
   for (let i = 0; i < segs.length; i++) {
-    const s = segs[i]
+    const s = segs[i]! // i < segs.length
     if (s === '*') {
       if (i !== segs.length - 1) return "may use '/*' only as its last segment"
       wildcard = true
       continue
     }
     const m = PARAM.exec(s)
-    if (m !== null) {
-      if (params.includes(m[1])) return `repeats the parameter '{${m[1]}}'`
-      params.push(m[1])
+    const name = m?.[1]
+    if (name !== undefined) {
+      if (params.includes(name)) return `repeats the parameter '{${name}}'`
+      params.push(name)
       continue
     }
     if (s === '' && i === segs.length - 1) continue // a trailing slash is part of the path
@@ -122,11 +123,11 @@ export function invalidListQuery (details: ErrorDetail[]): AppError {
   const unknown = details.filter(d => d.message.startsWith(NOT_A_PARAMETER))
   const bad = details.filter(d => !d.message.startsWith(NOT_A_PARAMETER))
   const parts = [
-    ...(unknown.length > 0 ? [`unknown query parameter${unknown.length > 1 ? 's' : ''} ${unknown.map(d => `'${d.field}'`).join(', ')} (${unknown[0].message.slice(NOT_A_PARAMETER.length + 2)})`] : []),
+    ...(unknown.length > 0 ? [`unknown query parameter${unknown.length > 1 ? 's' : ''} ${unknown.map(d => `'${d.field}'`).join(', ')} (${unknown[0]!.message.slice(NOT_A_PARAMETER.length + 2)})`] : []),
     ...bad.map(d => `${d.field} ${d.message}`)
   ]
   const text = parts.join('; ')
-  return validationFailed(`${text[0].toUpperCase()}${text.slice(1)}.`, details)
+  return validationFailed(`${text.charAt(0).toUpperCase()}${text.slice(1)}.`, details)
 }
 
 /**

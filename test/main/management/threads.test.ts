@@ -3,7 +3,7 @@ import type { Role } from '../../../src/main/auth/roles.js'
 import { STORE_KINDS } from '../../helpers/db.js'
 import { startManagement, type TestManagement } from '../../helpers/management.js'
 
-const PATHS = ['/api/v1/copilot/thread', '/api/v1/developer-portal/copilot/thread']
+const PATHS = ['/api/v1/copilot/thread', '/api/v1/developer-portal/copilot/thread'] as const
 
 /** fetch as a given user (sub), so two users can be told apart. */
 function as (m: TestManagement, sub: string, role: 'viewer' | 'editor' | 'admin' = 'viewer') {
