@@ -17,7 +17,8 @@ import type { Logger } from '../logger.js'
 import type { TriggerListens } from '../workflows/trigger-listen.js'
 import type { Router } from './router.js'
 import { registerWorkflowListenRoutes } from './workflow-listen-routes.js'
-import { registerWorkflowExecutionRoutes } from './workflow-execution-routes.js'
+import { workflowExecutionRoutes } from './workflow-execution-routes.js'
+import { mountOperations } from './operation-routes.js'
 import {
   checkRunTargets, defaultTriggerOutput, manualTriggerOutput, nodeTestBodySchema, prepareRun, runBodySchema, withTriggerPin
 } from '../workflows/run-request.js'
@@ -28,7 +29,7 @@ export interface WorkflowRunDeps { store: Store, runner: Runner, listens: Trigge
 const BUILDER = { role: 'editor' as const, audit: false as const }
 
 export function registerWorkflowRunRoutes (router: Router, deps: WorkflowRunDeps): void {
-  registerWorkflowExecutionRoutes(router, deps)
+  mountOperations(router, deps, workflowExecutionRoutes)
   registerWorkflowListenRoutes(router, deps)
 
   const testRun = async (workflowId: string, body: any): Promise<RunRequest> => {
