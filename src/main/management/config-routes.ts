@@ -12,14 +12,12 @@
  */
 import { stringify as toYaml } from 'yaml'
 import { validationFailed } from '../../common/errors.js'
-import { parseConfigText } from '../config-file/apply-check.js'
-import { APPLY_PATH, applyConfig } from '../config-file/apply.js'
-import { dumpConfig } from '../config-file/dump.js'
+import { APPLY_PATH } from '../config-file/apply.js'
 import { CONFIG_SCHEMA_PATH, configFileSchema } from '../config-file/schema.js'
-import { loadSecretsKey } from '../credentials/secrets.js'
-import { configVersion } from '../store/rows.js'
+import { applyConfigOp, dumpConfigOp } from '../operations/config.js'
+import type { OperationDeps } from '../operations/types.js'
+import { callerOf } from './operation-routes.js'
 import type { RequestContext, Router } from './router.js'
-import type { ManagementDeps } from './server.js'
 import { etag } from './validation.js'
 
 /** A configuration file may be large (every proxy's workflow); the collection import takes as much. */
@@ -37,18 +35,12 @@ export function wantsYaml (accept: string | undefined): boolean {
   return false
 }
 
-export function registerConfigRoutes (router: Router, deps: ManagementDeps): void {
-  let key: Promise<Buffer> | null = null
-  const secretsKey = async () => await (key ??= loadSecretsKey({ secretsKey: deps.config.SECRETS_KEY, dataDir: deps.config.DATA_DIR }))
-
+export function registerConfigRoutes (router: Router, operations: OperationDeps): void {
   router.add('GET', '/api/v1/config', async (ctx: RequestContext) => {
-    // The file and its version read as one view, so that If-Match on this ETag means this file.
-    const { file, version } = await deps.store.tx(async q => {
-      await q.query('SET TRANSACTION ISOLATION LEVEL REPEATABLE READ')
-      return { version: await configVersion(q), file: await dumpConfig(q) }
-    })
+    const caller = callerOf(ctx)
+    const { file, version } = await dumpConfigOp(operations, caller, {})
     // YAML over REST only: an MCP tool call answers JSON whatever its transport accepts.
-    if (ctx.caller?.source !== 'rest' || !wantsYaml(ctx.req.headers.accept)) return { status: 200, body: file, headers: etag(version) }
+    if (caller.source !== 'rest' || !wantsYaml(ctx.req.headers.accept)) return { status: 200, body: file, headers: etag(version) }
     // The router writes JSON only; YAML is written here, as the metrics route writes its text.
     const text = toYaml(file, { lineWidth: 0 })
     ctx.res.writeHead(200, { 'content-type': 'application/yaml; charset=utf-8', 'content-length': Buffer.byteLength(text), ...etag(version) }).end(text)
@@ -57,21 +49,17 @@ export function registerConfigRoutes (router: Router, deps: ManagementDeps): voi
 
   // Audited inside the apply's transaction, one row per changed resource (not as one request).
   router.add('POST', APPLY_PATH, async (ctx: RequestContext) => {
-    const raw = ctx.rawBody ?? Buffer.alloc(0)
-    // Over MCP the file is a tool argument, sent on as JSON.
-    const data = parseConfigText(raw, ctx.caller?.source === 'rest' ? ctx.req.headers['content-type'] : 'application/json')
-    const result = await applyConfig(deps.store, data, {
+    const caller = callerOf(ctx)
+    const result = await applyConfigOp(operations, caller, {
+      raw: ctx.rawBody ?? Buffer.alloc(0),
+      // Over MCP the file is a tool argument, sent on as JSON.
+      contentType: caller.source === 'rest' ? ctx.req.headers['content-type'] : 'application/json',
       dryRun: flag(ctx.query, 'dry_run'),
       prune: flag(ctx.query, 'prune'),
-      ifVersion: ctx.ifMatch,
-      actor: { sub: ctx.user?.sub ?? null, source: ctx.caller?.source ?? 'rest', remoteAddr: ctx.req.socket.remoteAddress ?? null },
-      secretsKey
+      ifMatch: ctx.ifMatch,
+      remoteAddr: ctx.req.socket.remoteAddress ?? null
     })
-    if (result.applied) {
-      for (const e of result.events) deps.events.publish(e)
-      deps.onConfigChange()
-    }
-    return { status: 200, body: { changes: result.changes, applied: result.applied, version: result.version }, headers: etag(result.version) }
+    return { status: 200, body: result, headers: etag(result.version) }
   }, { role: 'admin', raw: true, maxBodyBytes: MAX_FILE_BYTES, audit: false })
 
   // Public, like a schema store entry: editors fetch it without a token; it says nothing about this gateway's state.

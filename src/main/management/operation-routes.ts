@@ -69,7 +69,7 @@ function replyOf (entry: Pick<OperationRoute<unknown>, 'status' | 'etag'>, resul
 }
 
 /** The caller `invoke` put on the context (every operation route needs a role, so there is one). */
-function callerOf (ctx: RequestContext): Caller {
+export function callerOf (ctx: RequestContext): Caller {
   if (ctx.caller === undefined) throw new Error('an operation route ran without a caller')
   return ctx.caller
 }

@@ -104,8 +104,8 @@ export function createManagementServer (deps: ManagementDeps): ManagementServer 
   for (const method of ['POST', 'GET', 'DELETE']) router.add(method, mcpPath, async ctx => { await mcp.handle(ctx.req, ctx.res); return undefined }, { public: true, audit: false })
   let openApi: Record<string, unknown> | null = null
   router.add('GET', '/api/v1/openapi.json', async () => ({ status: 200, body: (openApi ??= managementOpenApi(router, { mcpPath })) }), { role: 'viewer' })
-  registerImportExportRoutes(router, deps)
   const operations = createOperationDeps(deps)
+  registerImportExportRoutes(router, deps, operations)
   mountOperations(router, operations, collectionRoutes)
   mountOperations(router, operations, proxyRoutes)
   mountOperations(router, operations, workflowRoutes)
@@ -113,7 +113,7 @@ export function createManagementServer (deps: ManagementDeps): ManagementServer 
   mountOperations(router, operations, credentialRoutes)
   mountOperations(router, operations, accessRoutes)
   mountOperations(router, operations, auditRoutes)
-  registerConfigRoutes(router, deps)
+  registerConfigRoutes(router, operations)
 
   const serveConsole = consoleResponder(deps.consoleFiles ?? loadStaticFiles(builtUiDir('console'), { spa: true }), (method, path) => {
     try { router.find(method, path); return true } catch { return false }

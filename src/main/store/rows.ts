@@ -73,3 +73,14 @@ export async function configVersion (q: Queryable): Promise<number> {
   const { rows } = await q.query<{ version: number }>('SELECT version FROM config_state WHERE id = 1')
   return Number(rows[0]?.version ?? 0)
 }
+
+/**
+ * Runs `fn` in one transaction that reads one snapshot (REPEATABLE READ): every read inside it
+ * sees the same state, e.g. a configuration file and the version it is at.
+ */
+export async function snapshotRead<T> (store: { tx: <R>(fn: (q: Queryable) => Promise<R>) => Promise<R> }, fn: (q: Queryable) => Promise<T>): Promise<T> {
+  return await store.tx(async q => {
+    await q.query('SET TRANSACTION ISOLATION LEVEL REPEATABLE READ')
+    return await fn(q)
+  })
+}
