@@ -16,11 +16,11 @@ import type { IncomingMessage, ServerResponse } from 'node:http'
 import { AppError, forbidden, serviceUnavailable, toAppError } from '../../common/errors.js'
 import { hasRole, type Role } from '../auth/roles.js'
 import type { Logger } from '../logger.js'
-import type { Caller } from '../operations/types.js'
+import type { Caller, FrameSink } from '../operations/types.js'
 import { isDatabaseUnavailable } from '../store/types.js'
 import { checkBody, type Reply, type RequestContext, type Route } from './router.js'
 
-export type { Caller, Source } from '../operations/types.js'
+export type { Caller, FrameSink, Source } from '../operations/types.js'
 
 export interface OperationInput {
   params: Record<string, string>
@@ -29,9 +29,6 @@ export interface OperationInput {
   rawBody?: Buffer | null
   ifMatch?: number
 }
-
-/** Receives the frames of a streaming operation (SSE events over REST, progress notifications over MCP). */
-export type FrameSink = (event: string, data: unknown) => void
 
 export function checkRole (route: Route, role: Role | null): void {
   const need = route.opts.role ?? 'viewer'

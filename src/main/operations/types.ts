@@ -23,6 +23,9 @@ export interface Caller {
   exp?: number
 }
 
+/** Receives the frames of a streaming operation (SSE events over REST, progress notifications over MCP). */
+export type FrameSink = (event: string, data: unknown) => void
+
 /** A change event as an operation names it; the effect adds who made it. */
 export type Change = EventInput extends infer E ? E extends EventInput ? Omit<E, 'actor_sub'> : never : never
 
