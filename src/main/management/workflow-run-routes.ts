@@ -18,7 +18,7 @@ import { manualRunOp, nodeTestOp, partialRunOp, testRunOp, testRunStreamOp, type
 import { nodeTestBodySchema, runBodySchema } from '../workflows/run-request.js'
 import { mountOperations, op, type OperationRoute } from './operation-routes.js'
 import type { Router } from './router.js'
-import { registerWorkflowListenRoutes } from './workflow-listen-routes.js'
+import { workflowListenRoutes } from './workflow-listen-routes.js'
 import { workflowExecutionRoutes } from './workflow-execution-routes.js'
 
 export interface WorkflowRunDeps { store: Store, runner: Runner, listens: TriggerListens, capture?: CaptureTrigger, logger?: Logger }
@@ -46,6 +46,6 @@ export const workflowRunRoutes: ReadonlyArray<OperationRoute<RunDeps>> = [
 
 export function registerWorkflowRunRoutes (router: Router, deps: WorkflowRunDeps): void {
   mountOperations(router, deps, workflowExecutionRoutes)
-  registerWorkflowListenRoutes(router, deps)
+  mountOperations(router, deps, workflowListenRoutes)
   mountOperations(router, deps, workflowRunRoutes)
 }
