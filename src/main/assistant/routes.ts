@@ -5,7 +5,8 @@
  *   POST /portal/api/assistant/chat  (gateway listener) tools of the gateway MCP, with the
  *                                     developer's profile credentials; thread per profile
  * Both answer Server-Sent Events (see chat.ts); the saved threads are the ones of
- * /api/v1/copilot/thread and the developer portal's.
+ * /api/v1/copilot/thread and the developer portal's. The management chat turn is an operation
+ * (src/main/operations/assistant.ts); its route only writes the frames.
  */
 import { AppError, errorBody } from '../../common/errors.js'
 import type { Config } from '../config/config.js'
@@ -18,15 +19,16 @@ import { ajv, validateWith } from '../validation/ajv.js'
 import { isConfigured, notConfigured, type AssistantSettings } from './agent.js'
 import { chatBodySchema, prepareChat, runChat, sseFrame, type ChatInput } from './chat.js'
 import { auditToolCalls } from './audit.js'
-import { confirmUnlessReadOnly, openMcpToolBox, type ConfirmRule } from './mcp-toolbox.js'
+import { openMcpToolBox, type ConfirmRule } from './mcp-toolbox.js'
 import { UNTRUSTED_RULE } from './tool-results.js'
 import type { AuditTrail } from '../management/audit-trail.js'
+import { callerOf } from '../management/operation-routes.js'
+import { MANAGEMENT_CHAT_PATH, startManagementChatOp } from '../operations/assistant.js'
 
 export const PORTAL_ASSISTANT_PATH = '/portal/api/assistant/chat'
 
 const validateChatBody = ajv.compile(chatBodySchema)
 
-const MANAGEMENT_SYSTEM = 'You are the assistant of Gatehouse, an API gateway. You operate it for the signed-in user through the tools, which are its management API: collections of proxies routed to backends, workflows, policies, clients and access profiles, credentials, audit and request logs, metrics. Read before you change; say what you are about to change. Changes, deletions and reads of secrets are shown to the user for approval before they run. If a tool answers forbidden, the user\'s role does not allow it: say so plainly. Answer briefly. ' + UNTRUSTED_RULE
 const PORTAL_SYSTEM = 'You are the developer portal assistant of an API gateway. You help a developer discover and call the APIs their access profile may use, through the tools: list_collections, list_endpoints, endpoint_details, execute_endpoint. Calls other than GET are shown to the developer for approval before they run. Answer briefly and show the relevant part of API answers. ' + UNTRUSTED_RULE
 
 const SSE_HEADERS = { 'content-type': 'text/event-stream; charset=utf-8', 'cache-control': 'no-cache', 'x-accel-buffering': 'no' }
@@ -45,29 +47,19 @@ export interface ManagementAssistantDeps {
 }
 
 export function registerAssistantRoutes (router: Router, deps: ManagementAssistantDeps): void {
-  const settings = assistantSettings(deps.config)
-  router.add('POST', '/api/v1/copilot/chat', async ctx => {
-    if (!isConfigured(settings)) throw notConfigured()
-    const input = ctx.body as ChatInput
-    const owner = ctx.user!.sub
-    const prepared = await prepareChat(deps.store, 'management', owner, input)
+  const chatDeps = { store: deps.store, logger: deps.logger, settings: assistantSettings(deps.config), mcpUrl: deps.mcpUrl, audit: deps.audit }
+  // Streams its answer: the handler writes the response itself, once the turn is ready to run.
+  router.add('POST', MANAGEMENT_CHAT_PATH, async ctx => {
+    const chat = await startManagementChatOp(chatDeps, callerOf(ctx), {
+      chat: ctx.body as ChatInput,
+      authorization: String(ctx.req.headers.authorization),
+      remoteAddr: ctx.req.socket.remoteAddress ?? null
+    })
     const res = ctx.res
     const abort = new AbortController()
     res.on('close', () => { abort.abort() })
     res.writeHead(200, SSE_HEADERS)
-    await runChat({
-      store: deps.store,
-      surface: 'management',
-      owner,
-      settings,
-      system: MANAGEMENT_SYSTEM,
-      // The user's own token: the management MCP checks their role on every tool call.
-      openBox: async () => await openMcpToolBox(deps.mcpUrl(), { authorization: String(ctx.req.headers.authorization) }, confirmUnlessReadOnly),
-      logger: deps.logger,
-      record: auditToolCalls(deps.audit, { actor: owner, path: '/api/v1/copilot/chat', remoteAddr: ctx.req.socket.remoteAddress ?? null }),
-      signal: abort.signal,
-      send: (event, data) => { if (!res.writableEnded) res.write(sseFrame(event, data)) }
-    }, input, prepared)
+    await chat.run((event, data) => { if (!res.writableEnded) res.write(sseFrame(event, data)) }, abort.signal)
     res.end()
     return undefined
   }, { role: 'viewer', body: chatBodySchema })
