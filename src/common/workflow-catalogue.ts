@@ -13,11 +13,11 @@ export { sourceHandlesOf } from '../workers/nodes/registry.js'
 
 export type { NodeDescription } from './node-description.js'
 
-/** Entry kinds that start on their own (cron, broker, IMAP): the production triggers. */
-export const PRODUCTION_TRIGGER_TYPES = ['cron_trigger', 'broker_consumer', 'imap_trigger'] as const
+/** Entry kinds that start on their own (schedules, brokers, mailboxes): the production triggers. */
+export const PRODUCTION_TRIGGER_TYPES: readonly string[] = NODE_TYPES.filter(t => t.startedBy === 'itself').map(t => t.description.type)
 
 /** Entry kinds that gateway traffic never starts (manual runs come from the builder only). */
-export const NON_GATEWAY_TRIGGER_TYPES: readonly string[] = [...PRODUCTION_TRIGGER_TYPES, 'manual_trigger']
+export const NON_GATEWAY_TRIGGER_TYPES: readonly string[] = NODE_TYPES.filter(t => t.startedBy !== undefined && t.startedBy !== 'gateway').map(t => t.description.type)
 
 /** `runtime_settings` of a definition: the save route and the collection file share it, so an export imports back. */
 export const RUNTIME_SETTINGS_SCHEMA = {

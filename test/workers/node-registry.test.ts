@@ -10,7 +10,8 @@ import path from 'node:path'
 import { execFileSync } from 'node:child_process'
 import { fileURLToPath, pathToFileURL } from 'node:url'
 import { NODE_TYPES, nodeType, sourceHandlesOf } from '../../src/workers/nodes/registry.js'
-import { NODE_CATALOGUE, NODE_TYPE_NAMES } from '../../src/common/workflow-catalogue.js'
+import { NODE_CATALOGUE, NODE_TYPE_NAMES, NON_GATEWAY_TRIGGER_TYPES, PRODUCTION_TRIGGER_TYPES } from '../../src/common/workflow-catalogue.js'
+import { isProductionKind, type TriggerKind } from '../../src/main/triggers/types.js'
 
 const root = fileURLToPath(new URL('../../', import.meta.url))
 const types = NODE_TYPES.map(n => n.description.type)
@@ -60,4 +61,14 @@ console.log(c.NODE_CATALOGUE.length)`
   t.ok(resolved.some(s => s.endsWith('/registry.js')), 'the hook saw the node modules load')
   t.ok(resolved.includes('croner'), 'and the packages they import (cron_trigger checks schedules with croner)')
   t.same(resolved.filter(s => /quickjs|fast-xml-parser/.test(s)), [], 'no run-only library was loaded')
+})
+
+t.test('the entry triggers say how their runs start; the trigger supervisor starts exactly the self-starting ones', async t => {
+  // Every kind src/main/triggers/ has a starter for (TriggerKind), and no other.
+  const started: Record<TriggerKind, true> = { cron_trigger: true, broker_consumer: true, imap_trigger: true }
+  t.same([...PRODUCTION_TRIGGER_TYPES].sort(), Object.keys(started).sort())
+  t.same([...NON_GATEWAY_TRIGGER_TYPES].sort(), [...Object.keys(started), 'manual_trigger'].sort(), 'gateway requests start none of these')
+  t.ok(PRODUCTION_TRIGGER_TYPES.every(k => isProductionKind(k)))
+  t.notOk(isProductionKind('http_trigger'))
+  for (const n of NODE_TYPES) t.equal(n.startedBy !== undefined, n.description.entry_trigger, `${n.description.type}: startedBy exactly when it is an entry trigger`)
 })

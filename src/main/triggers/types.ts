@@ -7,7 +7,8 @@ import type { Proxy, WorkflowDefinition, WorkflowNode } from '../../common/types
 import { PRODUCTION_TRIGGER_TYPES } from '../../common/workflow-catalogue.js'
 import type { ExecutionStatus } from '../store/executions.js'
 
-export type TriggerKind = typeof PRODUCTION_TRIGGER_TYPES[number]
+/** The kinds this folder starts (one starter each); the node modules say which entry triggers start by themselves. */
+export type TriggerKind = 'cron_trigger' | 'broker_consumer' | 'imap_trigger'
 
 export type TriggerState = 'running' | 'stopped' | 'failing'
 
@@ -17,7 +18,7 @@ export function entryTriggerOf (def: WorkflowDefinition | null): WorkflowNode | 
 }
 
 export function isProductionKind (type: string | undefined): type is TriggerKind {
-  return (PRODUCTION_TRIGGER_TYPES as readonly string[]).includes(type ?? '')
+  return PRODUCTION_TRIGGER_TYPES.includes(type ?? '')
 }
 
 /** What a running trigger may do: run its workflow once and report how it is doing. */

@@ -11,5 +11,6 @@ export const brokerConsumer: NodeType = {
     commit_mode: { type: 'string', enum: ['after_success', 'per_message'], description: 'after_success (default): an offset is committed once its run succeeded (a failed run is retried, 3 runs in all, then reported and committed); per_message: committed after every run' },
     poll_timeout_ms: { type: 'integer', minimum: 1, maximum: 600_000, description: 'an integer from 1 to 600000' }
   }, ['credentials_id', 'topic'], '{topic, partition, offset, key, message, headers, run_id}'),
-  run: passTrigger
+  run: passTrigger,
+  startedBy: 'itself'
 }

@@ -13,6 +13,7 @@ export const cronTrigger: NodeType = {
     enabled: { type: 'boolean', description: 'false pauses the schedule' }
   }, ['cron_expression'], '{triggered_at (the slot time), trigger: "cron", schedule, timezone, run_id (the execution id)}'),
   run: passTrigger,
+  startedBy: 'itself',
   checkSettings: settings => {
     if (typeof settings.cron_expression !== 'string' || settings.cron_expression === '') return []
     try {

@@ -6,5 +6,6 @@ export const httpTrigger: NodeType = {
   description: trigger('http_trigger', 'Runs for every request that reaches the proxy at the gateway.', {}, [],
     '{request: {method, path, path_params, query, headers, body}}; {{trigger.params.<name>}} reads a path parameter.'),
   run: passTrigger,
+  startedBy: 'gateway',
   sampleOutput: () => ({ request: { method: 'GET', path: '/', path_params: {}, query: {}, headers: {}, body: null } })
 }

@@ -9,5 +9,6 @@ export const imapTrigger: NodeType = {
     poll_interval_seconds: { type: 'integer', minimum: 1, maximum: 86_400, description: 'seconds between mailbox checks, 1 to 86400 (default 60; with IDLE a safety check)' },
     mark_as_seen: { type: 'boolean', description: 'mark processed emails as seen' }
   }, ['credentials_id'], '{subject, from, to, date, body_text, body_html (decoded, each at most 1 MiB), uid, mailbox, run_id}'),
-  run: passTrigger
+  run: passTrigger,
+  startedBy: 'itself'
 }

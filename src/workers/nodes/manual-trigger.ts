@@ -9,5 +9,6 @@ export const manualTrigger: NodeType = {
   description: trigger('manual_trigger', 'Runs when started from the builder (POST /api/v1/workflows/:workflowId/manual-run).', {}, [],
     '{triggered_at, trigger: "manual"}'),
   run: passTrigger,
+  startedBy: 'builder',
   sampleOutput: manualTriggerOutput
 }

@@ -67,4 +67,10 @@ export interface NodeType {
   needs?: RunNeeds
   /** A trigger's output for a builder test run that sends no `input`. */
   sampleOutput?: () => unknown
+  /**
+   * An entry trigger's runs start from: gateway requests (`gateway`), the builder and the
+   * management API only (`builder`), or the trigger itself while the proxy is published
+   * (`itself`: schedules, brokers, mailboxes, kept by src/main/triggers/).
+   */
+  startedBy?: 'gateway' | 'builder' | 'itself'
 }
