@@ -97,7 +97,8 @@ export function createRedisLimiter (redis: Redis, logger: Logger, opts: RedisLim
   const probeIntervalMs = opts.probeIntervalMs ?? 1000
   // The hits' own connection, to the server ioredis was given; it closes with the ioredis client.
   const pipe = new RedisPipe(redis.options as PipeTarget, { deadlineMs: LIMIT_WAIT_MS, retryMs: probeIntervalMs })
-  redis.once('end', () => { pipe.close() })
+  let ended = false
+  redis.once('end', () => { ended = true; pipe.close() })
   /** Last count Redis reported per quota key, the base for local counting in an outage. */
   const known = new Map<string, number>()
   /** Quota hits admitted locally during an outage, not yet in Redis. */
@@ -145,7 +146,11 @@ export function createRedisLimiter (redis: Redis, logger: Logger, opts: RedisLim
     probing = Promise.all([pipe.ping(), redis.ping()]).then(flushPending).then(() => {
       down = false
       outage.ok('Rate limits reach Redis again; pending quota counts were added')
-    }, () => {}).finally(() => { probing = undefined })
+    }, () => {
+      // Not back yet (the connection may be ready before Redis answers scripts): try again shortly,
+      // with or without traffic, so pending quota hits reach Redis soon after it returns.
+      if (down && !ended) setTimeout(probe, probeIntervalMs).unref()
+    }).finally(() => { probing = undefined })
   }
   redis.on('ready', () => { if (down) probe() })
 
