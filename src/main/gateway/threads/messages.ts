@@ -1,13 +1,13 @@
 /**
  * What the main thread and a gateway thread (GATEWAY_THREADS > 1) say to each other over the
- * worker's port. Everything is structured-cloneable: records, maps, buffers.
+ * worker's port. Everything is structured-cloneable: records (as columns), maps, buffers.
  */
 import type { Config } from '../../config/config.js'
 import type { Collection, Proxy } from '../../../common/types.js'
 import type { PolicySnapshot } from '../../access/policy-limits.js'
 import type { ProfileSnapshot } from '../../access/profile-auth.js'
-import type { RequestRecord } from '../../store/request-record.js'
 import type { RoutingDelta } from '../../routes/reloader.js'
+import type { RecordBatch } from './records.js'
 
 export interface ThreadData {
   /** 1, 2, …: the main thread's gateway is thread 0. */
@@ -46,7 +46,8 @@ export type ToThread =
 export type FromThread =
   | { t: 'ready', port: number }
   | { t: 'ack', v: number }
-  | { t: 'obs', records: RequestRecord[], quotas: Array<[string, string, number, number]>, shed: { in_flight: number, event_loop_delay: number } }
+  /** Finished requests as columns (records.ts), admitted quota hits, the thread's shed counters. */
+  | { t: 'obs', records: RecordBatch, quotas: Array<[string, string, number, number]>, shed: { in_flight: number, event_loop_delay: number } }
   | { t: 'log', text: string }
   | { t: 'call', id: number, op: 'workflow' | 'readiness', args: unknown[] }
   | { t: 'web', id: number, path: string, method: string, url: string, headers: Array<[string, string]>, body: Uint8Array | null, peer: unknown }

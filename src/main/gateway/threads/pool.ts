@@ -21,10 +21,10 @@ import { AppError, toAppError } from '../../../common/errors.js'
 import type { Collection, Proxy } from '../../../common/types.js'
 import type { SharedMemoryLimiter } from '../../cache/shared-memory-limiter.js'
 import { lineWriter } from '../../logger.js'
-import type { RequestRecord } from '../../store/request-record.js'
 import { createGateway, type Gateway, type GatewayOptions } from '../index.js'
 import type { CompiledRoute } from '../route-table.js'
 import type { AccessMessage, FromThread, ThreadData, ToThread } from './messages.js'
+import { batchSize, decodeRecords } from './records.js'
 
 export interface ThreadedGatewayOptions extends GatewayOptions {
   /** GATEWAY_THREADS: thread 0 (this one) plus threads - 1 worker threads. */
@@ -141,9 +141,9 @@ export function createThreadedGateway (opts: ThreadedGatewayOptions): Gateway & 
         break
       case 'ack': slot.acked = Math.max(slot.acked, m.v); checkWaiters(); break
       case 'obs':
-        requests[slot.index] = (requests[slot.index] ?? 0) + m.records.length
+        requests[slot.index] = (requests[slot.index] ?? 0) + batchSize(m.records)
         slot.shed = m.shed
-        for (const r of m.records) observe?.(r as RequestRecord)
+        if (observe !== undefined) decodeRecords(m.records, observe)
         for (const q of m.quotas) opts.limiter?.notify(q[0], q[1], q[2], q[3])
         break
       case 'log': if (writeLines !== null) writeLines(m.text); else process.stdout.write(m.text); break
