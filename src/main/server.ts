@@ -73,7 +73,7 @@ export async function start (config: Readonly<Config>, opts: StartOptions = {}):
     audit: () => management.server.audit
   })
   // Everything that serves from the configuration, in the order a change reaches it.
-  await reload.serve([workflows.warmUp, gateway.routes, gateway.portal, gateway.mcp, observability.consumer, workflows.reconcile])
+  await reload.serve([workflows.warmUp, workflows.mailboxes, gateway.routes, gateway.portal, gateway.mcp, observability.consumer, workflows.reconcile])
   const management = await startManagement({ config, logger, store, observability, reload, workflows, gateway })
   if (configFile !== null) refuseConfigurationWrites(management.server.router, configFile.path)
 

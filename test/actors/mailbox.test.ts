@@ -42,3 +42,34 @@ t.test('a flood on one proxy does not block another', async t => {
   const outcomes = await done
   t.equal(outcomes.filter(o => o === 'ok').length, 6)
 })
+
+t.test('configured mailboxes keep their limits until forgotten; a busy one is forgotten once its jobs are done', async t => {
+  const boxes = new Mailboxes<string>({ maxQueue: 5, maxConcurrent: 4 })
+  boxes.configure('served', { maxQueue: 0, maxConcurrent: 1 })
+  t.match(boxes.stats().served, { max_concurrency: 1, max_queue: 0, running: 0 }, 'configured before any job')
+  const hold: Array<() => void> = []
+  const held = async () => { await new Promise<void>(resolve => hold.push(resolve)); return 'held' }
+  const first = boxes.get('served').submit(held, Date.now() + 60_000)
+  await t.rejects(boxes.get('served').submit(held, Date.now() + 60_000), { code: 'service_unavailable' }, 'the configured limit applies')
+
+  // A raised limit starts what waits at once.
+  boxes.configure('served', { maxQueue: 1, maxConcurrent: 1 })
+  const second = boxes.get('served').submit(held, Date.now() + 60_000)
+  t.match(boxes.stats().served, { running: 1, queued: 1 })
+  boxes.configure('served', { maxQueue: 1, maxConcurrent: 2 })
+  t.match(boxes.stats().served, { running: 2, queued: 0 }, 'the waiting job started with the new limit')
+
+  boxes.forget('served')
+  t.match(boxes.stats().served, { running: 2, max_concurrency: 2 }, 'busy: kept with its limits')
+  hold.shift()!()
+  t.equal(await first, 'held')
+  t.ok(boxes.stats().served !== undefined, 'still one job running')
+  hold.shift()!()
+  t.equal(await second, 'held')
+  t.equal(boxes.stats().served, undefined, 'gone once idle')
+
+  // Not configured: default limits, dropped as soon as it is idle.
+  t.equal(await boxes.get('draft').submit(async () => 'ran', Date.now() + 60_000), 'ran')
+  t.equal(boxes.stats().draft, undefined)
+  t.match(boxes.get('draft').limits, { maxConcurrent: 4, maxQueue: 5 })
+})

@@ -104,7 +104,7 @@ export class Metrics {
       // proxy_id="…" plus, for a configured proxy, proxy="<name>",collection="<name>",collection_id="…"
       const labels = (id: string) => {
         const n = m === this.byProxy ? this.namesOf(id) : undefined
-        return `${label}="${esc(id)}"` + (n === undefined ? '' : `,proxy="${esc(n.proxy)}",collection="${esc(n.collection)}",collection_id="${esc(n.collection_id)}"`)
+        return `${label}="${escapeLabel(id)}"` + (n === undefined ? '' : `,proxy="${escapeLabel(n.proxy)}",collection="${escapeLabel(n.collection)}",collection_id="${escapeLabel(n.collection_id)}"`)
       }
       out.push(`# HELP ${prefix}_requests_total Gateway requests by ${label}.`, `# TYPE ${prefix}_requests_total counter`)
       for (const [id, s] of m) out.push(`${prefix}_requests_total{${labels(id)}} ${s.requests}`)
@@ -141,7 +141,8 @@ export class Metrics {
   }
 }
 
-const esc = (v: string) => v.replace(/\\/g, '\\\\').replace(/"/g, '\\"').replace(/\n/g, '\\n')
+/** A Prometheus label value, escaped. */
+export const escapeLabel = (v: string): string => v.replace(/\\/g, '\\\\').replace(/"/g, '\\"').replace(/\n/g, '\\n')
 
 function add (m: Map<string, Series>, id: string, r: RequestRecord, b: number, minute: number): void {
   let s = m.get(id)

@@ -41,7 +41,7 @@ export async function replayExecutionOp (deps: ExecutionDeps, _caller: Caller, i
   }
   const { record } = await deps.runner.run({
     proxy: prep.proxy, definition: prep.definition, mode: 'replay', trigger_output: old.trigger_output,
-    workflow_version: prep.version, replay_of: old.id, saved: true, persist: 'settings', awaitPersist: true, trace: MANUAL_TRACE
+    workflow_version: prep.version, replay_of: old.id, persist: 'settings', awaitPersist: true, trace: MANUAL_TRACE
   })
   return record
 }

@@ -42,7 +42,6 @@ async function testRun (deps: RunDeps, workflowId: string, body: RunFields): Pro
     start_node: body.start_node,
     destination_node: body.destination_node,
     workflow_version: prep.version,
-    saved: prep.saved,
     // A test of the whole workflow is stored like any run (runtime_settings decide); a partial one never.
     persist: partial ? 'never' : 'settings',
     awaitPersist: true,
@@ -120,7 +119,7 @@ export async function manualRunOp (deps: RunDeps, _caller: Caller, input: { work
   }
   const { record } = await deps.runner.run({
     proxy: prep.proxy, definition: prep.definition, mode: 'manual', trigger_output: manualTriggerOutput(),
-    workflow_version: prep.version, saved: true, persist: 'settings', awaitPersist: true, trace: MANUAL_TRACE
+    workflow_version: prep.version, persist: 'settings', awaitPersist: true, trace: MANUAL_TRACE
   })
   return record
 }

@@ -4,7 +4,7 @@
  *
  *   change here, broadcast from another instance, store poll, Redis link restored
  *     └─ reload: the change rows after the version applied last (store/routing.ts)
- *          └─ a delta (changed records, removed ids) ──▶ apply(): gateway, portal, MCP, metrics, triggers
+ *          └─ a delta (changed records, removed ids) ──▶ apply(): mailboxes, gateway, portal, MCP, metrics, triggers
  *
  * At start, after a long gap or when too much changed, the whole snapshot is read and diffed
  * against the current picture instead. Reloads are serialised and bursts coalesce (at most one

@@ -1,7 +1,7 @@
 /**
  * How a configuration change reaches what serves from it. The route reloader (routes/reloader.ts)
  * computes what changed; every update is applied, in list order, to the consumers `start` hands
- * over once (gateway, portal, gateway MCP, metrics, triggers, workflow pool warm-up):
+ * over once (workflow pool warm-up, workflow mailboxes, gateway, portal, gateway MCP, metrics, triggers):
  *
  *   write here ─────────── changed() ──┐
  *   broadcast from another instance ───┤

@@ -6,7 +6,8 @@
 import type { Config } from '../config/config.js'
 import type { Logger } from '../logger.js'
 import type { Store } from '../store/index.js'
-import type { Metrics } from '../observability/metrics.js'
+import { escapeLabel, type Metrics } from '../observability/metrics.js'
+import type { MailboxStats } from '../../actors/mailbox.js'
 import type { Tracer } from '../observability/tracing/tracer.js'
 import type { HttpCredential } from '../../workers/engine/types.js'
 import { openConfig } from '../credentials/secret-fields.js'
@@ -32,6 +33,8 @@ export interface WorkflowsSubsystem extends Subsystem {
   warmUp: ConfigConsumer
   /** Every reload reconciles production triggers: the route table's proxies are exactly the served ones. */
   reconcile: ConfigConsumer
+  /** Every served workflow proxy's mailbox limits come from its definition; the mailboxes of proxies that went are forgotten. */
+  mailboxes: ConfigConsumer
 }
 
 export interface WorkflowsOptions {
@@ -66,6 +69,7 @@ export function startWorkflows ({ config, logger, store: s, metrics, tracer, rou
     return '# HELP gatehouse_workflow_threads Worker threads running workflows, by lane (they start with the first workflow served).\n# TYPE gatehouse_workflow_threads gauge\n' +
       `gatehouse_workflow_threads{lane="light"} ${n.light}\ngatehouse_workflow_threads{lane="cpu"} ${n.cpu}\n`
   })
+  metrics.addSource(() => mailboxMetrics(runner.mailboxes.stats()))
 
   return {
     pool,
@@ -85,6 +89,17 @@ export function startWorkflows ({ config, logger, store: s, metrics, tracer, rou
         void (full ? triggers.supervisor.reconcileAll(view.proxies()) : triggers.supervisor.reconcile(delta.proxies, delta.removedProxies))
       }
     },
+    mailboxes: {
+      name: 'workflow mailboxes',
+      // A full update lists every served proxy and every one that went, a delta what changed: either way O(update).
+      apply: ({ delta }) => {
+        for (const id of delta.removedProxies) runner.mailboxes.forget(id)
+        for (const p of delta.proxies) {
+          if (p.workflow !== null) runner.mailboxes.configure(p.id, runner.limitsOf(p.workflow))
+          else runner.mailboxes.forget(p.id)
+        }
+      }
+    },
     async close () {
       await triggers.close()
       listens.close()
@@ -92,6 +107,20 @@ export function startWorkflows ({ config, logger, store: s, metrics, tracer, rou
       await runner.settled()
     }
   }
+}
+
+/** The mailboxes held now: runs waiting and in flight, refusals and limits, by proxy. */
+function mailboxMetrics (stats: Record<string, MailboxStats>): string {
+  const ids = Object.keys(stats)
+  if (ids.length === 0) return ''
+  const l = (id: string) => `proxy_id="${escapeLabel(id)}"`
+  const out = ['# HELP gatehouse_workflow_mailbox_runs Workflow runs in a proxy\'s mailbox, by state (running: in the worker pool, queued: waiting for a slot).', '# TYPE gatehouse_workflow_mailbox_runs gauge']
+  for (const id of ids) out.push(`gatehouse_workflow_mailbox_runs{${l(id)},state="running"} ${stats[id]!.running}`, `gatehouse_workflow_mailbox_runs{${l(id)},state="queued"} ${stats[id]!.queued}`)
+  out.push('# HELP gatehouse_workflow_mailbox_limit A proxy\'s mailbox limits (runtime_settings max_concurrency and max_queue, or the defaults).', '# TYPE gatehouse_workflow_mailbox_limit gauge')
+  for (const id of ids) out.push(`gatehouse_workflow_mailbox_limit{${l(id)},limit="max_concurrency"} ${stats[id]!.max_concurrency}`, `gatehouse_workflow_mailbox_limit{${l(id)},limit="max_queue"} ${stats[id]!.max_queue}`)
+  out.push('# HELP gatehouse_workflow_mailbox_rejected_total Workflow runs refused with 503 because the proxy\'s mailbox was full.', '# TYPE gatehouse_workflow_mailbox_rejected_total counter')
+  for (const id of ids) out.push(`gatehouse_workflow_mailbox_rejected_total{${l(id)}} ${stats[id]!.rejected}`)
+  return out.join('\n') + '\n'
 }
 
 /** The HTTP credentials among `ids`, opened for one run (a missing or unreadable one is left out: its node fails saying so). */

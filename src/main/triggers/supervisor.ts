@@ -105,7 +105,7 @@ export function createTriggerSupervisor (deps: SupervisorDeps): TriggerSuperviso
         try {
           const { result } = await deps.runner.run({
             proxy: { id: proxy.id, workflow_id: proxy.workflow_id }, definition: proxy.workflow!, mode: 'trigger',
-            trigger_output: { ...output, run_id: id }, execution_id: id, saved: true, persist: 'settings',
+            trigger_output: { ...output, run_id: id }, execution_id: id, persist: 'settings',
             definition_key: `${proxy.id}:${proxy.workflow_id}:${proxy.version}`, lean: true,
             // A message's producer context continues (CONSUMER); cron and IMAP runs start a trace.
             trace: trace != null

@@ -32,7 +32,7 @@ export async function runListened (runner: Pick<Runner, 'run'>, listens: Trigger
   listens.emit(sessionId, 'captured', { trigger_output: trigger, at: new Date().toISOString() })
   try {
     const { result, record } = await runner.run({
-      proxy, definition: def, mode: 'test', trigger_output: trigger, saved: true, persist: 'settings',
+      proxy, definition: def, mode: 'test', trigger_output: trigger, persist: 'settings',
       // A trigger output's run_id (cron, IMAP) names its execution.
       ...(typeof (trigger as { run_id?: unknown } | null)?.run_id === 'string' ? { execution_id: (trigger as { run_id: string }).run_id } : {}),
       hooks: { onEvent: e => { listens.emit(sessionId, e.type, e) } }

@@ -11,6 +11,7 @@
  *        │
  *        ▼
  *   mailbox[proxy] (max_concurrency, max_queue) ──▶ Piscina pool ──▶ ExecutionResult
+ *        │   limits: set from the served definitions at every reload (startup/workflows.ts), never per run
  *        │
  *        ▼
  *   record ── save_on_success / save_on_error ──▶ executions table (pruned to the newest N)
@@ -48,8 +49,6 @@ export interface RunRequest {
   /** The saved version that runs; undefined: looked up when the record is written. */
   workflow_version?: number | null
   replay_of?: string | null
-  /** The saved definition: its runtime_settings set the proxy's mailbox limits. */
-  saved?: boolean
   /** `settings`: stored per save_on_success / save_on_error; `never`: partial and single-node runs. */
   persist: 'settings' | 'never'
   /** Wait for the record to be written before resolving (builder routes); gateway runs do not. */
@@ -79,6 +78,14 @@ export interface Runner {
   gateway (route: GatewayRoute, trigger: unknown, trace?: TraceContext | null): Promise<WorkflowResponse>
   /** Resolves once every record write started so far has finished. */
   settled (): Promise<void>
+  /**
+   * The proxies' mailboxes. The workflow mailboxes consumer (startup/workflows.ts) configures each
+   * served workflow proxy's limits (limitsOf its definition) at start and at every reload, and
+   * forgets the proxies that went; a run only looks its proxy's mailbox up.
+   */
+  readonly mailboxes: Pick<Mailboxes<ExecutionResult>, 'configure' | 'forget' | 'stats'>
+  /** A definition's mailbox limits: its runtime_settings, else the defaults. */
+  limitsOf (def: WorkflowDefinition): MailboxLimits
 }
 
 export interface RunnerDeps {
@@ -88,7 +95,7 @@ export interface RunnerDeps {
   outboundAllowlist: readonly string[]
   /** Records kept per workflow (0: none stored). */
   keepPerWorkflow: number
-  /** Mailbox limits when runtime_settings do not set them. */
+  /** Mailbox limits when runtime_settings do not set them, and of proxies not served with a workflow. */
   defaultLimits: MailboxLimits
   kv?: KeyValueCache
   /** Opens the HTTP credentials named by http_request_node `credentials_id`s (absent: none are applied). */
@@ -214,8 +221,8 @@ export function createRunner (deps: RunnerDeps): Runner {
     const storesSuccess = req.persist === 'settings' && deps.keepPerWorkflow > 0 && rs.save_on_success === true
     const storesError = req.persist === 'settings' && deps.keepPerWorkflow > 0 && rs.save_on_error !== false
     if (req.lean === true) task.records = storesSuccess ? 'always' : storesError ? 'on_error' : 'never'
+    // The served definition's limits (configured at reload), whichever definition this run is.
     const box = mailboxes.get(req.proxy.id)
-    if (req.saved === true) box.limits = limitsOf(def)
     // Inside the worker, the run and its sub-runs share this budget (workers/engine/proxy-gate.ts).
     task.concurrency = box.limits.maxConcurrent
     // Hooks cost a message channel per run: only for a stream, or a cache node that needs the shared cache.
@@ -266,12 +273,14 @@ export function createRunner (deps: RunnerDeps): Runner {
     async gateway (route, trigger, trace) {
       const def = route.workflow!
       const { result, record } = await run({
-        proxy: route.proxy, definition: def, mode: 'gateway', trigger_output: trigger, saved: true, persist: 'settings', definition_key: planKey(route), lean: true,
+        proxy: route.proxy, definition: def, mode: 'gateway', trigger_output: trigger, persist: 'settings', definition_key: planKey(route), lean: true,
         ...(trace != null ? { trace: { parent: trace, trigger: 'http' } } : {})
       })
       return answerOf(result, def, record.id)
     },
-    async settled () { await chain }
+    async settled () { await chain },
+    mailboxes,
+    limitsOf
   }
 }
 
