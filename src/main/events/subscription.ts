@@ -1,10 +1,14 @@
 /**
  * One subscriber's bounded queue between the hub (push, never waits) and its
- * reader (next). A reader that falls `bound` items behind is cut off: its
- * queue is dropped and `next` answers undefined, so one stalled client costs
- * memory up to the bound and never slows the others.
+ * reader, which either pulls (`next`) or takes items as they come (`attach`:
+ * the hub's push calls its sink in the same turn, no promise per item). A
+ * reader that falls `bound` items behind is cut off: its queue is dropped and
+ * `next` answers undefined, so one stalled client costs memory up to the
+ * bound and never slows the others.
  *
  *   hub ─push─▶ [held while joining] ─▶ [queue ≤ bound (+ replay)] ─next─▶ reader
+ *                                    └─ sink flowing, queue empty ─▶ sink(item)
+ *                                       (sink answers false: queue until resume)
  */
 import type { ManagementEvent } from './types.js'
 import { compareStreamIds, isStreamId } from './stream-id.js'
@@ -31,6 +35,14 @@ export interface Subscription extends AsyncIterable<StreamItem> {
   readonly ended: EndReason | undefined
   /** Called once when the subscription ends, at once if it already has. */
   onEnd (cb: (reason: EndReason) => void): void
+  /**
+   * Push mode instead of `next`: every item goes to `sink` as it comes, in order, until the sink
+   * answers false (its own buffer is full); later items then wait here (within the bound) until
+   * `resume`. Queued items are handed over at once.
+   */
+  attach (sink: (item: StreamItem) => boolean): void
+  /** The sink has room again: hands it queued items until it answers false or none are left. */
+  resume (): void
 }
 
 export class SubscriptionQueue implements Subscription {
@@ -38,6 +50,8 @@ export class SubscriptionQueue implements Subscription {
   #held: StreamItem[] | undefined
   #allowance = 0
   #waiter: ((item: StreamItem | undefined) => void) | undefined
+  #sink: ((item: StreamItem) => boolean) | undefined
+  #flowing = false
   #ended: EndReason | undefined
   #onEnd: Array<(reason: EndReason) => void> = []
   /** Stream ids at or below this were replayed: the live copy is a duplicate. */
@@ -51,6 +65,15 @@ export class SubscriptionQueue implements Subscription {
   get ended () { return this.#ended }
 
   push (item: StreamItem): void {
+    this.#offer(item, false)
+  }
+
+  /** Replayed items go first and do not count against the bound. */
+  pushReplay (items: StreamItem[]): void {
+    for (const item of items) this.#offer(item, true)
+  }
+
+  #offer (item: StreamItem, replay: boolean): void {
     if (this.#ended !== undefined) return
     if (this.#floor !== undefined && item.type === 'event' && isStreamId(item.id) && compareStreamIds(item.id, this.#floor) <= 0) return
     if (this.#held !== undefined) {
@@ -64,14 +87,35 @@ export class SubscriptionQueue implements Subscription {
       w(item)
       return
     }
+    if (this.#flowing && this.#queue.length === 0) {
+      this.#flowing = this.#sink!(item)
+      return
+    }
     this.#queue.push(item)
-    if (this.#queue.length > this.#bound + this.#allowance) this.end('overflow')
+    // Replayed items sit at the front of the queue (they are offered before any live item).
+    if (replay) this.#allowance++
+    else if (this.#queue.length > this.#bound + this.#allowance) this.end('overflow')
   }
 
-  /** Replayed items go first and do not count against the bound. */
-  pushReplay (items: StreamItem[]): void {
-    this.#allowance += items.length
-    for (const item of items) this.push(item)
+  attach (sink: (item: StreamItem) => boolean): void {
+    this.#sink = sink
+    this.resume()
+  }
+
+  resume (): void {
+    if (this.#sink === undefined) return
+    this.#flowing = true
+    while (this.#flowing && this.#ended === undefined) {
+      const item = this.#take()
+      if (item === undefined) return
+      this.#flowing = this.#sink(item)
+    }
+  }
+
+  #take (): StreamItem | undefined {
+    const item = this.#queue.shift()
+    if (item !== undefined && this.#allowance > 0) this.#allowance--
+    return item
   }
 
   /** Holds live items until `finishJoin`, while the replay is fetched. */
@@ -89,11 +133,8 @@ export class SubscriptionQueue implements Subscription {
   }
 
   async next (): Promise<StreamItem | undefined> {
-    const item = this.#queue.shift()
-    if (item !== undefined) {
-      if (this.#allowance > 0) this.#allowance--
-      return item
-    }
+    const item = this.#take()
+    if (item !== undefined) return item
     if (this.#ended !== undefined) return undefined
     return await new Promise(resolve => { this.#waiter = resolve })
   }
@@ -109,6 +150,8 @@ export class SubscriptionQueue implements Subscription {
     this.#held = undefined
     this.#waiter?.(undefined)
     this.#waiter = undefined
+    this.#sink = undefined
+    this.#flowing = false
     for (const cb of this.#onEnd.splice(0)) cb(reason)
   }
 
