@@ -8,9 +8,9 @@
  *   POST /collections/import            a file (multipart part `file`, or JSON) -> collections
  *   POST /collections/import/openapi    an OpenAPI document -> one collection of draft proxies
  *
- * The exports answer a file (Content-Disposition) and the imports read a raw upload, so they
- * register their handlers with `router.add`; they decode the HTTP body here and hand the
- * operation the file or document as plain input. The OpenAPI export is a table entry.
+ * Every route is a table row. The exports answer a file (a `reply` with Content-Disposition) and
+ * the imports read a raw upload (`raw` rows): the row's input decodes the HTTP body and hands
+ * the operation the file or document as plain input.
  */
 import { badRequest, invalidJson, unsupportedMediaType } from '../../common/errors.js'
 import type { ExportFile } from '../collections-io/export-file.js'
@@ -19,53 +19,63 @@ import { MAX_IMPORT_FILE_BYTES } from '../collections-io/import-file.js'
 import { parseMultipart, requirePart } from '../collections-io/multipart.js'
 import * as io from '../operations/import-export.js'
 import type { OperationDeps } from '../operations/types.js'
-import { callerOf, mountOperations, op, type OperationRoute } from './operation-routes.js'
-import type { Reply, RequestContext, Router } from './router.js'
-import type { ManagementDeps } from './server.js'
+import { op, type OperationRoute } from './operation-routes.js'
+import type { Reply } from './router.js'
 import { etag, upstreamProblem } from './validation.js'
 
 const MiB = 1024 * 1024
 const { invalidParam } = io
 
-export const importExportRoutes: ReadonlyArray<OperationRoute<OperationDeps>> = [
-  op({
-    method: 'GET',
-    path: '/api/v1/collections/:id/openapi',
-    input: r => {
-      const version = openApiVersion(r.query)
-      const serverUrl = r.query.get('server_url') ?? undefined
-      if (serverUrl !== undefined && upstreamProblem(serverUrl) !== null) throw invalidParam('server_url', 'must be an absolute http:// or https:// URL')
-      return { id: r.params.id, version, serverUrl, includeDrafts: boolParam(r.query, 'include_drafts') }
-    },
-    operation: io.collectionOpenApiOp
-  })
-]
+/** The operations' dependencies plus the OpenAPI import's limits (OPENAPI_IMPORT_MAX_BYTES, _MAX_OPERATIONS). */
+export type ImportExportDeps = OperationDeps & { openApiLimits: io.OpenApiLimits }
 
-export function registerImportExportRoutes (router: Router, deps: ManagementDeps, operations: OperationDeps): void {
-  const openApiDeps = { ...operations, openApiLimits: { maxBytes: deps.config.OPENAPI_IMPORT_MAX_BYTES, maxOperations: deps.config.OPENAPI_IMPORT_MAX_OPERATIONS } }
-
-  // Before '/api/v1/collections/:id' (registered by the collection routes), which would take 'export' for an id.
-  router.add('GET', '/api/v1/collections/export', async ctx =>
-    fileReply(await io.exportCollectionsOp(operations, callerOf(ctx), { ids: idsParam(ctx.query.get('ids')) })))
-
-  router.add('GET', '/api/v1/collections/:id/export', async ctx =>
-    fileReply(await io.exportCollectionOp(operations, callerOf(ctx), { id: ctx.params.id ?? '' })))
-
-  mountOperations(router, operations, importExportRoutes)
-
-  router.add('POST', '/api/v1/collections/import', async ctx => {
-    const keepStatus = boolParam(ctx.query, 'keep_status')
-    const file = uploadedFile(ctx)
-    return { status: 201, body: await io.importCollectionsOp(operations, callerOf(ctx), { file, keepStatus }) }
-  }, { role: 'editor', raw: true, maxBodyBytes: MAX_IMPORT_FILE_BYTES + MiB })
-
-  router.add('POST', '/api/v1/collections/import/openapi', async ctx => {
-    const query: Record<string, string | undefined> = {}
-    for (const k of ['name', 'base_path', 'upstream_url']) query[k] = ctx.query.get(k) ?? undefined
-    const collection = await io.importOpenApiOp(openApiDeps, callerOf(ctx), { body: openApiBody(ctx), query })
-    return { status: 201, body: collection, headers: etag(collection.version) }
-    // A document wrapped as JSON text in {"document": "..."} may take up to twice its size.
-  }, { role: 'editor', raw: true, maxBodyBytes: 2 * deps.config.OPENAPI_IMPORT_MAX_BYTES })
+/** The rows; the OpenAPI upload's size bound follows OPENAPI_IMPORT_MAX_BYTES. */
+export function importExportRoutes (openApiMaxBytes: number): ReadonlyArray<OperationRoute<ImportExportDeps>> {
+  return [
+    op({
+      method: 'GET',
+      path: '/api/v1/collections/export',
+      input: r => ({ ids: idsParam(r.query.get('ids')) }),
+      operation: io.exportCollectionsOp,
+      reply: fileReply
+    }),
+    op({ method: 'GET', path: '/api/v1/collections/:id/export', input: r => ({ id: r.params.id }), operation: io.exportCollectionOp, reply: fileReply }),
+    op({
+      method: 'GET',
+      path: '/api/v1/collections/:id/openapi',
+      input: r => {
+        const version = openApiVersion(r.query)
+        const serverUrl = r.query.get('server_url') ?? undefined
+        if (serverUrl !== undefined && upstreamProblem(serverUrl) !== null) throw invalidParam('server_url', 'must be an absolute http:// or https:// URL')
+        return { id: r.params.id, version, serverUrl, includeDrafts: boolParam(r.query, 'include_drafts') }
+      },
+      operation: io.collectionOpenApiOp
+    }),
+    op({
+      method: 'POST',
+      path: '/api/v1/collections/import',
+      role: 'editor',
+      options: { raw: true, maxBodyBytes: MAX_IMPORT_FILE_BYTES + MiB },
+      status: 201,
+      input: r => ({ keepStatus: boolParam(r.query, 'keep_status'), file: uploadedFile(r.raw, r.contentType) }),
+      operation: io.importCollectionsOp
+    }),
+    op({
+      method: 'POST',
+      path: '/api/v1/collections/import/openapi',
+      role: 'editor',
+      // A document wrapped as JSON text in {"document": "..."} may take up to twice its size.
+      options: { raw: true, maxBodyBytes: 2 * openApiMaxBytes },
+      status: 201,
+      etag: true,
+      input: r => {
+        const query: Record<string, string | undefined> = {}
+        for (const k of ['name', 'base_path', 'upstream_url']) query[k] = r.query.get(k) ?? undefined
+        return { body: openApiBody(r.raw, r.contentType), query }
+      },
+      operation: io.importOpenApiOp
+    })
+  ]
 }
 
 function openApiVersion (query: URLSearchParams): '3.0' | '3.1' {
@@ -98,16 +108,16 @@ function fileReply ({ file, name }: { file: ExportFile, name: string }): Reply {
   }
 }
 
-/** The media type of the request, lower case, without parameters. */
-const mediaType = (ctx: RequestContext): string => (ctx.req.headers['content-type'] ?? '').split(';')[0]!.trim().toLowerCase()
+/** A Content-Type's media type, lower case, without parameters. */
+const mediaType = (contentType: string): string => contentType.split(';')[0]!.trim().toLowerCase() // split always yields one element
 
 /** The file of an import: the `file` part of a multipart upload, or the JSON body itself. */
-function uploadedFile (ctx: RequestContext): Buffer {
-  const raw = ctx.rawBody ?? Buffer.alloc(0)
-  const type = mediaType(ctx)
+function uploadedFile (body: Buffer | null, contentType: string): Buffer {
+  const raw = body ?? Buffer.alloc(0)
+  const type = mediaType(contentType)
   if (raw.length === 0) throw badRequest('The request has no body; upload the collection file as multipart/form-data in a part named "file".')
   if (type === 'multipart/form-data') {
-    const parts = parseMultipart(raw, ctx.req.headers['content-type'] ?? '', { maxPartBytes: MAX_IMPORT_FILE_BYTES })
+    const parts = parseMultipart(raw, contentType, { maxPartBytes: MAX_IMPORT_FILE_BYTES })
     // The part named "file"; else the one file a form carries, whatever its field is called.
     const files = parts.filter(p => p.filename !== undefined)
     return (parts.some(p => p.name === 'file') || files.length !== 1 ? requirePart(parts, 'file') : files[0]!).data
@@ -119,9 +129,9 @@ function uploadedFile (ctx: RequestContext): Buffer {
 const YAML_TYPES = new Set(['application/yaml', 'application/x-yaml', 'text/yaml', 'text/x-yaml', 'application/vnd.oai.openapi', 'text/plain'])
 
 /** JSON bodies are parsed here; YAML (or text that may be either) goes on as text to the importer. */
-function openApiBody (ctx: RequestContext): unknown {
-  const raw = ctx.rawBody ?? Buffer.alloc(0)
-  const type = mediaType(ctx)
+function openApiBody (body: Buffer | null, contentType: string): unknown {
+  const raw = body ?? Buffer.alloc(0)
+  const type = mediaType(contentType)
   if (raw.length === 0) throw badRequest('The request has no body; send the OpenAPI document as application/json or application/yaml.')
   if (YAML_TYPES.has(type)) return raw
   if (type !== 'application/json' && !type.endsWith('+json')) throw unsupportedMediaType('Send the OpenAPI document as application/json or application/yaml.')

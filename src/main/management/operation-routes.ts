@@ -33,6 +33,10 @@ export interface RouteInput<P extends string> {
   query: URLSearchParams
   /** The body, already checked against the entry's schema (undefined when it has none). */
   body: any
+  /** A `raw` entry's body as it came (an upload), else null. */
+  raw: Buffer | null
+  /** The request's Content-Type as sent ('' when absent): what the raw body is. */
+  contentType: string
   ifMatch: number | undefined
   /** A streaming entry's frame sink (SSE over REST, progress notifications over MCP); a no-op for other entries. */
   frames: FrameSink
@@ -67,6 +71,8 @@ export interface OperationRoute<D, P extends string = string, I = any, R = any> 
   status?: 200 | 201 | 204
   /** The answer carries the record's version (`result.version`) as its ETag. */
   etag?: boolean
+  /** The answer when it is not the result itself (a file with its Content-Disposition); `status` and `etag` then do not apply. */
+  reply?: (result: R) => Reply
   /** The operation streams frames (see StreamEntry). */
   stream?: StreamEntry<R>
 }
@@ -79,7 +85,7 @@ export function op<D, P extends string, I, R> (entry: OperationRoute<D, P, I, R>
 export function mountOperations<D> (router: Router, deps: D, table: ReadonlyArray<OperationRoute<D>>): void {
   for (const entry of table) {
     router.add(entry.method, entry.path, async ctx => {
-      const route = { params: ctx.params, query: ctx.query, body: ctx.body, ifMatch: ctx.ifMatch }
+      const route = { params: ctx.params, query: ctx.query, body: ctx.body, raw: ctx.rawBody, contentType: ctx.req.headers['content-type'] ?? '', ifMatch: ctx.ifMatch }
       const stream = entry.stream
       if (stream === undefined) return replyOf(entry, await entry.operation(deps, callerOf(ctx), entry.input({ ...route, frames: noFrames, closed: NEVER, accepted: noop })))
       const closed = new AbortController()
@@ -117,7 +123,8 @@ function openStream (res: ServerResponse): void {
   res.writeHead(200, { 'content-type': 'text/event-stream; charset=utf-8', 'cache-control': 'no-cache', 'x-accel-buffering': 'no' })
 }
 
-function replyOf (entry: Pick<OperationRoute<unknown>, 'status' | 'etag'>, result: unknown): Reply {
+function replyOf (entry: Pick<OperationRoute<unknown>, 'status' | 'etag' | 'reply'>, result: unknown): Reply {
+  if (entry.reply !== undefined) return entry.reply(result)
   const status = entry.status ?? 200
   if (status === 204) return { status }
   const version = (result as { version?: number }).version

@@ -18,7 +18,7 @@ import { mountOperations } from './operation-routes.js'
 import { createOperationDeps } from '../operations/effects.js'
 import { proxyRoutes } from './proxies-routes.js'
 import { workflowRoutes } from './workflow-routes.js'
-import { registerImportExportRoutes } from './import-export-routes.js'
+import { importExportRoutes } from './import-export-routes.js'
 import { threadRoutes } from './threads-routes.js'
 import { auditRoutes } from './audit-routes.js'
 import { accessRoutes } from './access-routes.js'
@@ -105,7 +105,7 @@ export function createManagementServer (deps: ManagementDeps): ManagementServer 
   let openApi: Record<string, unknown> | null = null
   router.add('GET', '/api/v1/openapi.json', async () => ({ status: 200, body: (openApi ??= managementOpenApi(router, { mcpPath })) }), { role: 'viewer' })
   const operations = createOperationDeps(deps)
-  registerImportExportRoutes(router, deps, operations)
+  mountOperations(router, { ...operations, openApiLimits: { maxBytes: deps.config.OPENAPI_IMPORT_MAX_BYTES, maxOperations: deps.config.OPENAPI_IMPORT_MAX_OPERATIONS } }, importExportRoutes(deps.config.OPENAPI_IMPORT_MAX_BYTES))
   mountOperations(router, operations, collectionRoutes)
   mountOperations(router, operations, proxyRoutes)
   mountOperations(router, operations, workflowRoutes)
