@@ -62,6 +62,7 @@ export interface Config {
   OPENAPI_IMPORT_MAX_BYTES: number
   OPENAPI_IMPORT_MAX_OPERATIONS: number
   DB_QUERY_TIMEOUT_MS: number
+  EMBEDDED_STORE_OPTIMIZE: 'on' | 'off'
   SECRETS_KEY: string
   SSE_PING_INTERVAL_MS: number
   SSE_MAX_STREAMS: number
@@ -134,6 +135,7 @@ const VARS: Record<keyof Config, VarSpec> = {
   OPENAPI_IMPORT_MAX_BYTES: { type: 'integer', default: 67108864, minimum: 1024, maximum: 1073741824, accepts: 'bytes of an OpenAPI document to import, 1024-1073741824' },
   OPENAPI_IMPORT_MAX_OPERATIONS: { type: 'integer', default: 5000, minimum: 1, maximum: 100000, accepts: 'operations of an OpenAPI document to import, 1-100000' },
   DB_QUERY_TIMEOUT_MS: { type: 'integer', default: 10000, minimum: 100, maximum: 600000, accepts: 'milliseconds 100-600000' },
+  EMBEDDED_STORE_OPTIMIZE: { type: 'string', default: 'off', enum: ['on', 'off'], accepts: 'off (the embedded store\'s WebAssembly runs baseline-compiled, the default) or on (also optimized: faster queries, more memory)' },
   SECRETS_KEY: { type: 'string', default: '', pattern: '^(|[A-Za-z0-9+/]{43}=)$', accepts: 'base64 of 32 bytes, or empty for a key file in DATA_DIR' },
   SSE_PING_INTERVAL_MS: { type: 'integer', default: 15000, minimum: 100, maximum: 3600000, accepts: 'milliseconds 100-3600000' },
   SSE_MAX_STREAMS: { type: 'integer', default: 10000, minimum: 1, maximum: 1000000, accepts: 'open event streams per instance, 1-1000000' },

@@ -14,6 +14,7 @@
  */
 import fs from 'node:fs/promises'
 import path from 'node:path'
+import v8 from 'node:v8'
 import { parentPort, workerData } from 'node:worker_threads'
 import { PGlite, type Transaction } from '@electric-sql/pglite'
 import { EMBEDDED_START_PARAMS, seedFromTemplate } from './embedded-template.js'
@@ -31,7 +32,7 @@ export type StoreReply =
 
 const port = parentPort!
 const ROLLBACK = new Error('rolled back by the caller')
-const { dataDir } = workerData as { dataDir: string }
+const { dataDir, optimize } = workerData as { dataDir: string, optimize: boolean }
 
 interface OpenTx { q: Transaction, end: (commit: boolean, replyId: number) => void }
 
@@ -39,6 +40,13 @@ async function main (): Promise<void> {
   await fs.mkdir(path.dirname(dataDir), { recursive: true })
   await seedFromTemplate(dataDir)
   await fs.mkdir(dataDir, { recursive: true })
+  // PostgreSQL's WebAssembly stays with V8's baseline compiler (Liftoff) unless EMBEDDED_STORE_OPTIMIZE=on.
+  // With the optimizing tier (TurboFan) the functions PostgreSQL runs most are compiled again in
+  // V8's background threads from the store's first queries on; the compilers' working memory stays
+  // in those threads' malloc arenas: 35-80 MB more idle RSS (bench/RESULTS.md, "Idle memory"),
+  // for a store that is off the gateway's request path. The flag is the process's: set before this
+  // thread compiles the module, it also applies to WebAssembly compiled later (Node's fetch parser).
+  v8.setFlagsFromString(optimize ? '--no-liftoff-only' : '--liftoff-only')
   const db = await PGlite.create(dataDir, { startParams: EMBEDDED_START_PARAMS })
   const txs = new Map<number, OpenTx>()
   const reply = (m: StoreReply) => { port.postMessage(m) }

@@ -19,9 +19,11 @@ function threadFile (): string {
  * runs in its own worker thread (embedded-thread.ts) so that its work never
  * stalls the gateway; this side only passes messages. PGlite is one
  * connection; its transactions run exclusively.
+ *
+ * `optimize` (EMBEDDED_STORE_OPTIMIZE=on): see embedded-thread.ts; off by default.
  */
-export async function createEmbeddedStore (dataDir: string): Promise<Store> {
-  const worker = new Worker(threadFile(), { workerData: { dataDir } })
+export async function createEmbeddedStore (dataDir: string, options: { optimize?: boolean } = {}): Promise<Store> {
+  const worker = new Worker(threadFile(), { workerData: { dataDir, optimize: options.optimize === true } })
   const pending = new Map<number, { resolve: (r: StoreReply) => void, reject: (e: Error) => void }>()
   let nextId = 1
   let closed = false

@@ -47,3 +47,9 @@ t.test('GATEWAY_THREADS=auto is one gateway event loop per core, as nginx\'s wor
   t.equal(loadConfig({ GATEWAY_THREADS: '3' }).GATEWAY_THREADS, 3)
   t.throws(() => loadConfig({ GATEWAY_THREADS: 'many' }), { message: /GATEWAY_THREADS="many" is invalid: expected an integer 1-256 or auto/ })
 })
+
+t.test('EMBEDDED_STORE_OPTIMIZE is off unless set to on', async t => {
+  t.equal(loadConfig({}).EMBEDDED_STORE_OPTIMIZE, 'off')
+  t.equal(loadConfig({ EMBEDDED_STORE_OPTIMIZE: 'on' }).EMBEDDED_STORE_OPTIMIZE, 'on')
+  t.throws(() => loadConfig({ EMBEDDED_STORE_OPTIMIZE: 'yes' }), { message: /EMBEDDED_STORE_OPTIMIZE="yes" is invalid: expected off .* or on/ })
+})

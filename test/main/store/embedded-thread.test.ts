@@ -44,3 +44,20 @@ t.test('transactions commit or roll back as a whole, errors keep their SQLSTATE,
   t.ok(isDatabaseUnavailable(after), 'a closed store reports itself unavailable')
   await t.rejects(store.ping())
 })
+
+t.test('with EMBEDDED_STORE_OPTIMIZE=on the store answers as with the default', async t => {
+  // Each store's thread compiles PostgreSQL's WebAssembly with its own setting: one after the other.
+  for (const optimize of [true, false]) {
+    const store = await createEmbeddedStore(await createTempDir(t), { optimize })
+    try {
+      await store.exec('CREATE TABLE items (id integer PRIMARY KEY, doc jsonb NOT NULL)')
+      await store.tx(async q => {
+        for (let i = 1; i <= 200; i++) await q.query('INSERT INTO items (id, doc) VALUES ($1, $2)', [i, { n: i, tag: i % 2 === 0 ? 'even' : 'odd' }])
+      })
+      const r = await store.query("SELECT doc->>'tag' AS tag, count(*)::int AS n, sum((doc->>'n')::int)::int AS total FROM items GROUP BY 1 ORDER BY 1")
+      t.same(r.rows, [{ tag: 'even', n: 100, total: 10100 }, { tag: 'odd', n: 100, total: 10000 }], `optimize ${String(optimize)}`)
+    } finally {
+      await store.close()
+    }
+  }
+})
