@@ -28,11 +28,13 @@ t.test('every node type is one module named after it, listed once', async t => {
   t.equal(sourceHandlesOf({ type: 'no_such_node' }), null)
 })
 
-t.test('the engine, plan, validation and run preparation name no node type', async t => {
+t.test('the engine, plan, validation, run preparation and the status rule name no node type', async t => {
   const files = [
     ...fs.readdirSync(path.join(root, 'src/workers/engine')).map(f => `src/workers/engine/${f}`),
     'src/main/workflows/definition.ts', 'src/main/workflows/graph.ts', 'src/main/workflows/runner.ts',
-    'src/main/workflows/subworkflows.ts', 'src/main/workflows/run-request.ts', 'src/common/workflow-catalogue.ts'
+    'src/main/workflows/subworkflows.ts', 'src/main/workflows/run-request.ts', 'src/common/workflow-catalogue.ts',
+    // The non-2xx status rule: which types answer HTTP and which branch on a status, their modules say.
+    'src/common/status-handling.ts'
   ]
   for (const f of files) {
     let text = fs.readFileSync(path.join(root, f), 'utf8')

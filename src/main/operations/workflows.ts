@@ -7,6 +7,7 @@ import { notFound, validationFailed } from '../../common/errors.js'
 import { statusRules } from '../../common/status-handling.js'
 import type { Page, WorkflowDefinition } from '../../common/types.js'
 import { describeNode, NODE_CATALOGUE } from '../../common/workflow-catalogue.js'
+import { nodeType } from '../../workers/nodes/registry.js'
 import { getProxy } from '../store/proxies.js'
 import type { PageQuery } from '../store/rows.js'
 import { currentVersion, getWorkflowVersion, listWorkflowVersions, type WorkflowVersion } from '../store/workflow-versions.js'
@@ -68,7 +69,7 @@ export async function validateWorkflowOp (deps: Deps, _caller: Caller, input: { 
   const problems = checkDefinition(definition, { enabled: true })
   const warnings = problems.length === 0 ? referenceWarnings(definition) : []
   // What a non-2xx answer of each HTTP request node will do, said before any run.
-  const rules = problems.length === 0 ? statusRules(definition) : []
+  const rules = problems.length === 0 ? statusRules(definition, nodeType) : []
   return { valid: problems.length === 0, errors: problems, warnings, status_rules: rules }
 }
 

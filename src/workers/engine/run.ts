@@ -268,7 +268,7 @@ async function invoke (st: RunState, level: Level, node: WorkflowNode, inputs: u
       stopAfter: () => st.destinationReached
     }
   })
-  type.afterRun?.(node, result, st.allOut, st.nodes)
+  type.afterRun?.(node, result, st.allOut, st.nodes, nodeType)
   return result
 }
 

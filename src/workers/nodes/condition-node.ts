@@ -62,5 +62,7 @@ export const conditionNode: NodeType = {
     const all = ctx.settings.combine === 'or' ? conds.some(test) : conds.every(test)
     return { output: { result: all, input: ctx.input }, handles: [all ? 'true' : 'false'] }
   },
+  // A condition reading an HTTP answer's {{<name>.response.status}} branches on it: the workflow handles a non-2xx answer.
+  handlesStatus: true,
   pinnedHandles: out => [(out as { result?: unknown })?.result === false ? 'false' : 'true']
 }

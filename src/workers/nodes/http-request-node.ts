@@ -209,12 +209,13 @@ export const httpRequestNode: NodeType = {
     continue_on_error: { type: 'boolean', description: 'true: a non-2xx answer is output like any other and the run goes on (default false: it fails the run unless a condition downstream reads the status); a network failure still fails the run' }
   }, ['url'], '{response: {status, headers, body}, timedOut}', 'One output. To handle a non-2xx answer, connect a condition_node that tests {{<name>.response.status}} downstream (directly or after other nodes), or set continue_on_error.'),
   run: runHttpRequest,
-  // The non-2xx rule, applied once the answer is in.
-  afterRun: (node, result, outEdges, nodes) => {
+  // Its answer's non-2xx status follows the rule (src/common/status-handling.ts), applied once the answer is in.
+  statusRule: true,
+  afterRun: (node, result, outEdges, nodes, typeOf) => {
     const out = result.output as { response?: { status?: number }, timedOut?: boolean }
     const st = out.response?.status ?? 0
     if (out.timedOut === true || (st >= 200 && st < 300)) return
-    const rule = statusRuleOf(node, nodes, outEdges)
+    const rule = statusRuleOf(node, nodes, outEdges, typeOf)
     if (rule.rule === 'fails') throw new NodeError(`The backend answered ${st}. ${describeStatusRule(node, rule)}`)
   },
   needs: { credentialId: settings => typeof settings.credentials_id === 'string' && settings.credentials_id !== '' ? settings.credentials_id : undefined }

@@ -14,6 +14,7 @@
 import type { WorkflowDefinition, WorkflowEdge, WorkflowNode } from '../../common/types.js'
 import type { NodeContext, NodeResult } from '../engine/types.js'
 import type { NodeDescription } from '../../common/node-description.js'
+import type { StatusTraits } from '../../common/status-handling.js'
 
 // The catalogue entry's shape lives in common/ (the console's builder reads that type).
 export type { NodeDescription }
@@ -36,7 +37,7 @@ export interface RunNeeds {
   cache?: boolean
 }
 
-export interface NodeType {
+export interface NodeType extends StatusTraits {
   description: NodeDescription
   run: (ctx: NodeContext) => Promise<NodeResult>
 
@@ -60,8 +61,8 @@ export interface NodeType {
   pinnedHandles?: (output: unknown) => string[] | undefined
   /** Its output is the run's answer (`{status, headers, body}`). */
   answers?: boolean
-  /** After a successful run: may fail the node by throwing (http_request_node's non-2xx rule). */
-  afterRun?: (node: WorkflowNode, result: NodeResult, outEdges: ReadonlyMap<string, readonly WorkflowEdge[]>, nodes: ReadonlyMap<string, WorkflowNode>) => void
+  /** After a successful run: may fail the node by throwing (http_request_node's non-2xx rule); `typeOf` is the registry's lookup. */
+  afterRun?: (node: WorkflowNode, result: NodeResult, outEdges: ReadonlyMap<string, readonly WorkflowEdge[]>, nodes: ReadonlyMap<string, WorkflowNode>, typeOf: (type: string) => NodeType | undefined) => void
 
   // Main thread, before a run
   needs?: RunNeeds
