@@ -37,7 +37,7 @@ export function createConfigFileSource (o: { path: string, store: Store, secrets
         return await applyConfig(o.store, file, {
           dryRun: false,
           prune: true,
-          actor: { sub: CONFIG_FILE_ACTOR, source: 'rest', remoteAddr: null },
+          actor: { sub: CONFIG_FILE_ACTOR, source: 'config_file', remoteAddr: null },
           secretsKey: async () => o.secretsKey
         })
       } catch (err) {

@@ -169,7 +169,7 @@ export const OPERATIONS: Record<string, OperationInfo> = {
       resource_kind: text('collection, proxy, credential, policy, client, profile, …'),
       resource_id: text('Only entries about this record.'),
       action: text('create, update, delete, status_change, denied, …'),
-      source: { type: 'string', enum: ['rest', 'mcp', 'assistant'], description: 'Only entries made through this surface (assistant: the built-in assistant\'s tool calls, reads included).' },
+      source: { type: 'string', enum: ['rest', 'mcp', 'assistant', 'config_file'], description: 'Only entries made through this surface (assistant: the built-in assistant\'s tool calls, reads included; config_file: the changes of loading CONFIG_FILE).' },
       tool: text('Only the assistant\'s calls of this tool.'),
       since: time('Entries at or after this time.'),
       until: time('Entries before this time.'),

@@ -4,9 +4,12 @@ import type { Page } from '../../common/types.js'
 import { iso, page, whereOf, type PageQuery } from './rows.js'
 import type { Queryable } from './types.js'
 
-/** The surface a change came through; `assistant` rows are the built-in assistant's tool calls. */
-export type AuditSource = 'rest' | 'mcp' | 'assistant'
-export const AUDIT_SOURCES: readonly AuditSource[] = ['rest', 'mcp', 'assistant']
+/**
+ * The surface a change came through; `assistant` rows are the built-in assistant's tool calls,
+ * `config_file` rows the changes of loading CONFIG_FILE (at start and on SIGHUP).
+ */
+export type AuditSource = 'rest' | 'mcp' | 'assistant' | 'config_file'
+export const AUDIT_SOURCES: readonly AuditSource[] = ['rest', 'mcp', 'assistant', 'config_file']
 
 export interface AuditEntryInput {
   actor_sub: string | null

@@ -72,7 +72,7 @@ export function AuditPage () {
         <input name='actor_sub' placeholder='Who (sub)' aria-label='Who' />
         <select name='resource_kind' aria-label='Resource kind'><option value=''>Any resource</option>{['collection', 'proxy', 'proxy_workflow', 'policy', 'client', 'profile', 'credential'].map(k => <option key={k}>{k}</option>)}</select>
         <input name='action' placeholder='Action (create, delete…)' aria-label='Action' />
-        <select name='source' aria-label='Source'><option value=''>Every source</option><option value='rest'>REST</option><option value='mcp'>MCP</option><option value='assistant'>Assistant's tool calls</option></select>
+        <select name='source' aria-label='Source'><option value=''>Every source</option><option value='rest'>REST</option><option value='mcp'>MCP</option><option value='assistant'>Assistant's tool calls</option><option value='config_file'>CONFIG_FILE loads</option></select>
         <button type='submit'>Filter</button>
       </form>
       <ErrorText error={audit.error} />

@@ -23,6 +23,7 @@ import { m016ParameterDefaults } from './016-parameter-defaults.js'
 import { m017TraceIds } from './017-trace-ids.js'
 import { m018ProxyWebsocket } from './018-proxy-websocket.js'
 import { m019QuotaCounters } from './019-quota-counters.js'
+import { m020AuditConfigFile } from './020-audit-config-file.js'
 
 /** `embeddedSql`, when given, is what the embedded store runs instead of `sql`. */
 export interface Migration { version: number, name: string, sql: string, embeddedSql?: string }
@@ -46,5 +47,6 @@ export const MIGRATIONS: readonly Migration[] = [
   m016ParameterDefaults,
   m017TraceIds,
   m018ProxyWebsocket,
-  m019QuotaCounters
+  m019QuotaCounters,
+  m020AuditConfigFile
 ]
