@@ -19,7 +19,7 @@ import { createLogger } from '../dist/src/main/logger.js'
 const SAMPLES = Number(process.env.BENCH_SAMPLES ?? 200)
 const BUSY_CLIENTS = Number(process.env.BENCH_BUSY_CLIENTS ?? 50)
 const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'gatehouse-bench-fair-'))
-const config = loadConfig({ PORT: '0', HOST: '127.0.0.1', MANAGEMENT_PORT: '0', DATA_DIR: dataDir, LOG_LEVEL: 'warn', WORKERS: '1', REQUEST_LOG_RETENTION_HOURS: '0' })
+const config = loadConfig({ GATEWAY_THREADS: '1', PORT: '0', HOST: '127.0.0.1', MANAGEMENT_PORT: '0', DATA_DIR: dataDir, LOG_LEVEL: 'warn', WORKERS: '1', REQUEST_LOG_RETENTION_HOURS: '0' })
 const service = await start(config, { logger: createLogger(config) })
 const token = await service.issueToken('bench', 'admin')
 const api = async (method, p, body) => {

@@ -40,8 +40,13 @@ export function ensureTools () {
   run(['apt-get', 'install', '-y', '-qq', 'nginx', 'wrk'])
 }
 
-/** A service instance (bench/service-server.mjs) and its command channel. */
+/**
+ * A service instance (bench/service-server.mjs) and its command channel. It runs one gateway
+ * thread unless `env` sets GATEWAY_THREADS (the default, auto, is one per core): the benches
+ * measure a request's cost on one event loop; bench/threads.mjs compares thread counts.
+ */
 export async function startBenchService (name, env, { work, backendPort, ...extra }) {
+  env = { GATEWAY_THREADS: '1', ...env }
   const started = performance.now()
   const log = fs.openSync(path.join(work, `${name}.log`), 'w')
   const proc = spawn(process.execPath, [path.join(here, 'service-server.mjs'), JSON.stringify({ env, backendPort, ...extra })],

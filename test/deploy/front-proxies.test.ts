@@ -31,7 +31,7 @@ async function twoInstances (t: T, server: 'uws' | 'node' = 'uws') {
   const backend = await startBackend(t, (req, res) => { res.setHeader('content-type', 'application/json'); res.end(JSON.stringify({ path: req.url, xff: req.headers['x-forwarded-for'] ?? null })) })
   const url = await createTestDatabase(t)
   const startOne = async (): Promise<Service> => {
-    const s = await start(loadConfig({ GATEWAY_SERVER: server, PORT: '0', HOST: '127.0.0.1', MANAGEMENT_PORT: '0', LOG_LEVEL: 'silent', WORKERS: '1', DATABASE_URL: url, DATA_DIR: await createTempDir(t), TRUSTED_PROXIES: '127.0.0.1' }), { logger: silentLogger })
+    const s = await start(loadConfig({ GATEWAY_THREADS: '1', GATEWAY_SERVER: server, PORT: '0', HOST: '127.0.0.1', MANAGEMENT_PORT: '0', LOG_LEVEL: 'silent', WORKERS: '1', DATABASE_URL: url, DATA_DIR: await createTempDir(t), TRUSTED_PROXIES: '127.0.0.1' }), { logger: silentLogger })
     t.teardown(async () => { await s.close() })
     return s
   }
@@ -247,6 +247,7 @@ t.test('GATEWAY_SERVER=node: curl --http2 over TLS gets HTTP/2 answers from the 
   const pki = await makeTestPki(t)
   const backend = await startBackend(t, (req, res) => { res.setHeader('content-type', 'application/json'); res.end(JSON.stringify({ path: req.url, proto: req.headers['x-forwarded-proto'] })) })
   const s = await start(loadConfig({
+    GATEWAY_THREADS: '1',
     GATEWAY_SERVER: 'node', PORT: '0', HOST: '127.0.0.1', MANAGEMENT_PORT: '0', LOG_LEVEL: 'silent', WORKERS: '1', DATABASE_URL: '', DATA_DIR: await createTempDir(t),
     TLS_PORT: '0', TLS_CERT: pki.server.cert, TLS_KEY: pki.server.key
   }), { logger: silentLogger })

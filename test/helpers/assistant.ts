@@ -15,6 +15,7 @@ export function sseEvents (text: string): Array<{ event: string, data: any }> {
 /** The embedded store, one worker; ASSISTANT_* set when a model URL is given. */
 export async function startAssistantService (t: T, modelUrl: string | null): Promise<Service> {
   const s = await start(loadConfig({
+    GATEWAY_THREADS: '1',
     PORT: '0', HOST: '127.0.0.1', MANAGEMENT_PORT: '0', LOG_LEVEL: 'silent', WORKERS: '1', DATA_DIR: await createTempDir(t), DATABASE_URL: '',
     ...(modelUrl === null ? {} : { ASSISTANT_BASE_URL: modelUrl, ASSISTANT_MODEL: 'scripted-1', ASSISTANT_API_KEY: 'sk-test' })
   }), { logger: silentLogger })

@@ -49,6 +49,7 @@ export async function startService (t: T, env: Record<string, string> = {}): Pro
   const dataDir = await createTempDir(t)
   const [gw, mg] = [await freePort(), await freePort()]
   const config = loadConfig({
+    GATEWAY_THREADS: '1',
     DATA_DIR: dataDir, DATABASE_URL: await createTestDatabase(t), PORT: String(gw), HOST: '127.0.0.1', MANAGEMENT_PORT: String(mg),
     LOG_LEVEL: 'silent', WORKERS: '1', OUTBOUND_ALLOWLIST: '127.0.0.1', CONFIG_POLL_INTERVAL_MS: '60000', ...env
   })

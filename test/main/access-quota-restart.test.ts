@@ -15,6 +15,7 @@ for (const kind of ['embedded', 'postgres'] as StoreKind[]) {
     const store = await storeConfig(t, kind)
     const boot = async (): Promise<Service> => {
       const s = await start(loadConfig({
+        GATEWAY_THREADS: '1',
         ...store, DB_QUERY_TIMEOUT_MS: '10000', PORT: '0', HOST: '127.0.0.1', MANAGEMENT_PORT: '0', LOG_LEVEL: 'silent', WORKERS: '1', CACHE_TYPE: 'memory', QUOTA_FLUSH_MS: '100'
       }), { logger: silentLogger })
       t.teardown(async () => { await s.close() })

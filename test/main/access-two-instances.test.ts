@@ -13,6 +13,7 @@ t.test('api keys, rotation and a shared rate limit across two instances', async 
   const prefix = `gh-test-${Date.now()}-${Math.random().toString(36).slice(2)}:`
   const secretsKey = Buffer.alloc(32, 7).toString('base64')
   const mk = async () => await start(loadConfig({
+    GATEWAY_THREADS: '1',
     DATABASE_URL: url, CACHE_TYPE: 'redis', REDIS_URL: TEST_REDIS_URL, PORT: '0', HOST: '127.0.0.1', MANAGEMENT_PORT: '0', LOG_LEVEL: 'silent',
     DATA_DIR: dataDir, CONFIG_POLL_INTERVAL_MS: '100', SECRETS_KEY: secretsKey
   }), { logger: silentLogger, keyPrefix: prefix })

@@ -64,7 +64,7 @@ t.test('the sign-in link points at the server running with the same DATA_DIR, or
   // No server: the environment's port, as before.
   t.match(link(['--url']).url, /^http:\/\/127\.0\.0\.1:8081\/#access_token=ey/)
 
-  const svc = await start(loadConfig({ DATA_DIR: dataDir, DATABASE_URL: '', PORT: '0', HOST: '127.0.0.1', MANAGEMENT_PORT: '0', LOG_LEVEL: 'silent', WORKERS: '1' }), { logger: silentLogger })
+  const svc = await start(loadConfig({ GATEWAY_THREADS: '1', DATA_DIR: dataDir, DATABASE_URL: '', PORT: '0', HOST: '127.0.0.1', MANAGEMENT_PORT: '0', LOG_LEVEL: 'silent', WORKERS: '1' }), { logger: silentLogger })
   let closed = false
   t.teardown(async () => { if (!closed) await svc.close() })
   const running = link(['--url'])

@@ -15,6 +15,7 @@ t.test('publishing, unpublishing and deleting on instance A change what instance
   const dataDir = await createTempDir(t)
   const prefix = uniquePrefix('config-propagation')
   const mk = async () => await start(loadConfig({
+    GATEWAY_THREADS: '1',
     DATABASE_URL: url, CACHE_TYPE: 'redis', REDIS_URL: TEST_REDIS_URL, PORT: '0', HOST: '127.0.0.1', MANAGEMENT_PORT: '0', LOG_LEVEL: 'silent',
     DATA_DIR: dataDir, CONFIG_POLL_INTERVAL_MS: '600000', WORKERS: '1'
   }), { logger: silentLogger, keyPrefix: prefix })

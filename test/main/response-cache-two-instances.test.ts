@@ -11,6 +11,7 @@ t.test('every instance serves what one fetched; a purge on one empties both', as
   const dataDir = await createTempDir(t)
   const prefix = `gh-test-${Date.now()}-${Math.random().toString(36).slice(2)}:`
   const mk = async () => await start(loadConfig({
+    GATEWAY_THREADS: '1',
     DATABASE_URL: url, CACHE_TYPE: 'redis', REDIS_URL: TEST_REDIS_URL, PORT: '0', HOST: '127.0.0.1', MANAGEMENT_PORT: '0', LOG_LEVEL: 'silent',
     DATA_DIR: dataDir, CONFIG_POLL_INTERVAL_MS: '100', SECRETS_KEY: Buffer.alloc(32, 7).toString('base64')
   }), { logger: silentLogger, keyPrefix: prefix })

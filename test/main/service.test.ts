@@ -112,6 +112,7 @@ t.test('two instances on one PostgreSQL and one Redis', async t => {
   const prefix = `gh-test-${Date.now()}-${Math.random().toString(36).slice(2)}:`
   const mk = async () => {
     const config = loadConfig({
+      GATEWAY_THREADS: '1',
       DATABASE_URL: url, CACHE_TYPE: 'redis', REDIS_URL: TEST_REDIS_URL, PORT: '0', HOST: '127.0.0.1', MANAGEMENT_PORT: '0', LOG_LEVEL: 'silent',
       DATA_DIR: await createTempDir(t), CONFIG_POLL_INTERVAL_MS: '100', SSE_PING_INTERVAL_MS: '200'
     })
@@ -157,7 +158,7 @@ t.test('two instances on one PostgreSQL and one Redis', async t => {
 
 t.test('/readyz reports 503 on both listeners while PostgreSQL is unreachable; nothing crashes', async t => {
   const url = await createTestDatabase(t)
-  const config = loadConfig({ DATABASE_URL: url, PORT: '0', HOST: '127.0.0.1', MANAGEMENT_PORT: '0', LOG_LEVEL: 'silent', DATA_DIR: await createTempDir(t), DB_QUERY_TIMEOUT_MS: '2000' })
+  const config = loadConfig({ GATEWAY_THREADS: '1', DATABASE_URL: url, PORT: '0', HOST: '127.0.0.1', MANAGEMENT_PORT: '0', LOG_LEVEL: 'silent', DATA_DIR: await createTempDir(t), DB_QUERY_TIMEOUT_MS: '2000' })
   const s = await start(config, { logger: silentLogger })
   t.teardown(() => s.close())
   const probe = async (port: number, path: string) => {

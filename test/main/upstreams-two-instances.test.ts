@@ -21,6 +21,7 @@ t.test('two instances: same configuration, health per instance', async t => {
   // One DATA_DIR: both instances sign and verify management tokens with the same local key.
   const dataDir = await createTempDir(t)
   const mk = async (logger: typeof silentLogger) => await start(loadConfig({
+    GATEWAY_THREADS: '1',
     DATABASE_URL: dbUrl, CACHE_TYPE: 'redis', REDIS_URL: TEST_REDIS_URL, PORT: '0', HOST: '127.0.0.1', MANAGEMENT_PORT: '0', LOG_LEVEL: 'info',
     DATA_DIR: dataDir, CONFIG_POLL_INTERVAL_MS: '200', SECRETS_KEY: Buffer.alloc(32, 7).toString('base64')
   }), { logger, keyPrefix: prefix })

@@ -3,6 +3,7 @@
  * validated with ajv (defaults and coercion) and frozen. Nothing reads
  * `process.env` after this.
  */
+import fs from 'node:fs'
 import os from 'node:os'
 import path from 'node:path'
 import { Ajv } from 'ajv'
@@ -93,7 +94,7 @@ interface VarSpec { type: 'integer' | 'string', default: unknown, enum?: string[
 const VARS: Record<keyof Config, VarSpec> = {
   PORT: { type: 'integer', default: 8080, minimum: 0, maximum: 65535, accepts: 'a port number 0-65535' },
   HOST: { type: 'string', default: '0.0.0.0', accepts: 'a host name or IP address' },
-  GATEWAY_THREADS: { type: 'integer', default: 1, minimum: 1, maximum: 256, accepts: 'an integer 1-256 or auto, one per core (gateway event loops; uws only)' },
+  GATEWAY_THREADS: { type: 'integer', default: autoThreads(), minimum: 1, maximum: 256, accepts: 'an integer 1-256 or auto, one per core (gateway event loops; uws only)' },
   GATEWAY_SERVER: { type: 'string', default: 'uws', enum: ['uws', 'node'], accepts: 'uws (uWebSockets.js, the default) or node (node:http and node:http2)' },
   MANAGEMENT_PORT: { type: 'integer', default: 8081, minimum: 0, maximum: 65535, accepts: 'a port number 0-65535' },
   MANAGEMENT_HOST: { type: 'string', default: '127.0.0.1', accepts: 'a host name or IP address' },
@@ -166,6 +167,33 @@ const VARS: Record<keyof Config, VarSpec> = {
   OTEL_BSP_MAX_EXPORT_BATCH_SIZE: { type: 'integer', default: 512, minimum: 1, maximum: 100000, accepts: 'spans per export request, 1-100000' }
 }
 
+/**
+ * GATEWAY_THREADS=auto: the cores this process may use (its CPU affinity), capped by a cgroup CPU
+ * limit (a container's `--cpus`, Kubernetes' `limits.cpu`), rounded down, at least 1, at most 256.
+ * Node 20's os.availableParallelism() sees the affinity only (libuv reads the quota from 1.49, Node 22).
+ */
+export function autoThreads (cgroupRoot = '/sys/fs/cgroup'): number {
+  const limit = cgroupCpuLimit(cgroupRoot)
+  return Math.max(1, Math.min(256, os.availableParallelism(), limit === null ? Infinity : Math.floor(limit)))
+}
+
+/** The CPU limit of this process's cgroup in cores (v2 `cpu.max`, v1 `cpu.cfs_quota_us`), or null when none is set. */
+function cgroupCpuLimit (root: string): number | null {
+  const read = (file: string): string | null => { try { return fs.readFileSync(path.join(root, file), 'utf8').trim() } catch { return null } }
+  const v2 = read('cpu.max')
+  if (v2 !== null) {
+    const [quota, period] = v2.split(/\s+/)
+    return quota === 'max' || quota === undefined ? null : ratio(Number(quota), Number(period ?? 100000))
+  }
+  for (const dir of ['cpu', 'cpu,cpuacct']) {
+    const quota = read(path.join(dir, 'cpu.cfs_quota_us'))
+    if (quota !== null) return ratio(Number(quota), Number(read(path.join(dir, 'cpu.cfs_period_us'))))
+  }
+  return null
+}
+
+function ratio (quota: number, period: number): number | null { return quota > 0 && period > 0 ? quota / period : null }
+
 /** Gateway event loops this configuration runs: GATEWAY_THREADS with uws; node:http servers cannot share a port across threads. */
 export function gatewayThreadCount (config: Partial<Pick<Config, 'GATEWAY_THREADS' | 'GATEWAY_SERVER'>>): number {
   return config.GATEWAY_SERVER === 'node' ? 1 : config.GATEWAY_THREADS ?? 1
@@ -204,8 +232,9 @@ export function loadConfig (env: NodeJS.ProcessEnv = process.env): Readonly<Conf
     const v = env[key]
     if (v !== undefined && v !== '') raw[key] = v.trim()
   }
-  // `auto` as nginx's worker_processes: one gateway event loop per core this process may use.
-  if (typeof raw.GATEWAY_THREADS === 'string' && raw.GATEWAY_THREADS.toLowerCase() === 'auto') raw.GATEWAY_THREADS = Math.min(256, os.availableParallelism())
+  // `auto` (the default) as nginx's worker_processes auto: one gateway event loop per core this
+  // process may use. GATEWAY_SERVER=node runs one whatever the number (gatewayThreadCount).
+  if (typeof raw.GATEWAY_THREADS === 'string' && raw.GATEWAY_THREADS.toLowerCase() === 'auto') raw.GATEWAY_THREADS = autoThreads()
   const bad = new Set<string>()
   if (!validate(raw)) for (const e of validate.errors ?? []) bad.add(e.instancePath.slice(1))
   // The TLS files are read once here, so a missing or unreadable one stops the start, not the first handshake.

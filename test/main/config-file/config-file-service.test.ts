@@ -122,6 +122,7 @@ t.test('an applied file is served by two instances on one PostgreSQL and one Red
   const url = await createTestDatabase(t)
   const prefix = `gh-test-${Date.now()}-${Math.random().toString(36).slice(2)}:`
   const mk = async () => await start(loadConfig({
+    GATEWAY_THREADS: '1',
     DATABASE_URL: url, CACHE_TYPE: 'redis', REDIS_URL: TEST_REDIS_URL, PORT: '0', HOST: '127.0.0.1', MANAGEMENT_PORT: '0', LOG_LEVEL: 'silent',
     DATA_DIR: await createTempDir(t), CONFIG_POLL_INTERVAL_MS: '60000', SSE_PING_INTERVAL_MS: '200',
     SECRETS_KEY: 'QUJDREVGR0hJSktMTU5PUFFSU1RVVldYWVphYmNkZWY='

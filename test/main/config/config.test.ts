@@ -1,5 +1,5 @@
 import t from 'tap'
-import { loadConfig, ConfigError } from '../../../src/main/config/config.js'
+import { loadConfig, ConfigError, gatewayThreadCount, autoThreads } from '../../../src/main/config/config.js'
 
 t.test('defaults from CONVENTIONS.md when nothing is set', async t => {
   const c = loadConfig({})
@@ -39,12 +39,15 @@ t.test('every bad variable is reported on its own line naming it', async t => {
   }
 })
 
-t.test('GATEWAY_THREADS=auto is one gateway event loop per core, as nginx\'s worker_processes auto', async t => {
-  const os = await import('node:os')
-  t.equal(loadConfig({}).GATEWAY_THREADS, 1)
-  t.equal(loadConfig({ GATEWAY_THREADS: 'auto' }).GATEWAY_THREADS, Math.min(256, os.availableParallelism()))
-  t.equal(loadConfig({ GATEWAY_THREADS: 'AUTO' }).GATEWAY_THREADS, Math.min(256, os.availableParallelism()))
+t.test('GATEWAY_THREADS=auto, the default, is one gateway event loop per core, as nginx\'s worker_processes auto', async t => {
+  t.equal(loadConfig({}).GATEWAY_THREADS, autoThreads(), 'unset is auto')
+  t.equal(loadConfig({ GATEWAY_THREADS: 'auto' }).GATEWAY_THREADS, autoThreads())
+  t.equal(loadConfig({ GATEWAY_THREADS: 'AUTO' }).GATEWAY_THREADS, autoThreads())
   t.equal(loadConfig({ GATEWAY_THREADS: '3' }).GATEWAY_THREADS, 3)
+  t.equal(loadConfig({ GATEWAY_THREADS: '1' }).GATEWAY_THREADS, 1)
+  t.equal(gatewayThreadCount(loadConfig({ GATEWAY_SERVER: 'node' })), 1, 'auto with node:http is one gateway thread')
+  t.equal(gatewayThreadCount(loadConfig({ GATEWAY_SERVER: 'node', GATEWAY_THREADS: '4' })), 1, 'node:http cannot share its port across threads')
+  t.equal(gatewayThreadCount(loadConfig({})), autoThreads())
   t.throws(() => loadConfig({ GATEWAY_THREADS: 'many' }), { message: /GATEWAY_THREADS="many" is invalid: expected an integer 1-256 or auto/ })
 })
 
@@ -52,4 +55,23 @@ t.test('EMBEDDED_STORE_OPTIMIZE is off unless set to on', async t => {
   t.equal(loadConfig({}).EMBEDDED_STORE_OPTIMIZE, 'off')
   t.equal(loadConfig({ EMBEDDED_STORE_OPTIMIZE: 'on' }).EMBEDDED_STORE_OPTIMIZE, 'on')
   t.throws(() => loadConfig({ EMBEDDED_STORE_OPTIMIZE: 'yes' }), { message: /EMBEDDED_STORE_OPTIMIZE="yes" is invalid: expected off .* or on/ })
+})
+
+t.test('GATEWAY_THREADS=auto takes a container\'s CPU limit (cgroup), rounded down', async t => {
+  const os = await import('node:os')
+  const fs = await import('node:fs/promises')
+  const path = await import('node:path')
+  const cores = Math.min(256, os.availableParallelism())
+  const root = async (files: Record<string, string>) => {
+    const dir = t.testdir()
+    for (const [f, text] of Object.entries(files)) { await fs.mkdir(path.dirname(path.join(dir, f)), { recursive: true }); await fs.writeFile(path.join(dir, f), text) }
+    return dir
+  }
+  t.equal(autoThreads(await root({ 'cpu.max': 'max 100000\n' })), cores, 'cgroup v2 without a limit: every core')
+  t.equal(autoThreads(await root({ 'cpu.max': '50000 100000\n' })), 1, 'half a core: one thread')
+  t.equal(autoThreads(await root({ 'cpu.max': `${250000 * 256} 100000\n` })), cores, 'a limit above the cores: the cores')
+  t.equal(autoThreads(await root({ 'cpu.max': '100000 100000\n' })), 1, 'one core')
+  t.equal(autoThreads(await root({ 'cpu/cpu.cfs_quota_us': '-1\n', 'cpu/cpu.cfs_period_us': '100000\n' })), cores, 'cgroup v1 without a limit')
+  t.equal(autoThreads(await root({ 'cpu,cpuacct/cpu.cfs_quota_us': '100000\n', 'cpu,cpuacct/cpu.cfs_period_us': '100000\n' })), 1, 'cgroup v1, one core')
+  t.equal(autoThreads(await root({})), cores, 'no cgroup files: every core')
 })

@@ -24,7 +24,7 @@ t.test('the record is part of the associated data', async t => {
 t.test('a copied sealed value does not serve another profile; legacy values are re-sealed at start', async t => {
   const dataDir = await createTempDir(t)
   const key = Buffer.alloc(32, 4)
-  const conf = loadConfig({ PORT: '0', HOST: '127.0.0.1', MANAGEMENT_PORT: '0', LOG_LEVEL: 'silent', WORKERS: '1', DATA_DIR: dataDir, DATABASE_URL: '', SECRETS_KEY: key.toString('base64') })
+  const conf = loadConfig({ GATEWAY_THREADS: '1', PORT: '0', HOST: '127.0.0.1', MANAGEMENT_PORT: '0', LOG_LEVEL: 'silent', WORKERS: '1', DATA_DIR: dataDir, DATABASE_URL: '', SECRETS_KEY: key.toString('base64') })
   let s = await start(conf, { logger: silentLogger })
   const token = await s.issueToken!('alice', 'admin')
   const api = async (svc: typeof s, method: string, p: string, body?: unknown) => {

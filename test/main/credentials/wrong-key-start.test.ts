@@ -6,7 +6,7 @@ import { createTempDir, silentLogger } from '../../helpers/db.js'
 
 t.test('wrong SECRETS_KEY', async t => {
   const dataDir = await createTempDir(t)
-  const conf = (key: string) => loadConfig({ PORT: '0', HOST: '127.0.0.1', MANAGEMENT_PORT: '0', LOG_LEVEL: 'silent', WORKERS: '1', DATA_DIR: dataDir, DATABASE_URL: '', SECRETS_KEY: key })
+  const conf = (key: string) => loadConfig({ GATEWAY_THREADS: '1', PORT: '0', HOST: '127.0.0.1', MANAGEMENT_PORT: '0', LOG_LEVEL: 'silent', WORKERS: '1', DATA_DIR: dataDir, DATABASE_URL: '', SECRETS_KEY: key })
   const k1 = Buffer.alloc(32, 1).toString('base64')
   const k2 = Buffer.alloc(32, 2).toString('base64')
   const a = await start(conf(k1), { logger: silentLogger })

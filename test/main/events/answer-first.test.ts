@@ -15,6 +15,7 @@ const SUBSCRIBERS = 2000
 
 t.test('a write is answered while its event is still being written to 2,000 streams; every stream gets it', async t => {
   const svc = await start(loadConfig({
+    GATEWAY_THREADS: '1',
     DATABASE_URL: '', DATA_DIR: await createTempDir(t), PORT: '0', HOST: '127.0.0.1', MANAGEMENT_PORT: '0', LOG_LEVEL: 'silent', WORKERS: '1',
     SSE_MAX_STREAMS: String(SUBSCRIBERS + 10), SSE_MAX_STREAMS_PER_USER: String(SUBSCRIBERS + 10)
   }), { logger: silentLogger })

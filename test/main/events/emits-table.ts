@@ -19,6 +19,7 @@ const IMAP_PASSWORD = 's3cret-imap-pass'
 /** Walks the table on a fresh service over the given store (one test file per store keeps each within the file timeout). */
 export async function walkEmitsTable (t: Test, kind: StoreKind): Promise<void> {
   const config = loadConfig({
+    GATEWAY_THREADS: '1',
     DATABASE_URL: kind === 'postgres' ? await createTestDatabase(t) : '',
     DATA_DIR: await createTempDir(t), PORT: '0', HOST: '127.0.0.1', MANAGEMENT_PORT: '0', LOG_LEVEL: 'silent', WORKERS: '1'
   })

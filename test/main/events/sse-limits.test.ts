@@ -8,7 +8,7 @@ import { retryUntil } from '../../helpers/wait.js'
 
 t.test('caps and token expiry', async t => {
   const dataDir = await createTempDir(t)
-  const s = await start(loadConfig({ PORT: '0', HOST: '127.0.0.1', MANAGEMENT_PORT: '0', LOG_LEVEL: 'silent', WORKERS: '1', DATA_DIR: dataDir, DATABASE_URL: '', SSE_MAX_STREAMS: '3', SSE_MAX_STREAMS_PER_USER: '2' }), { logger: silentLogger })
+  const s = await start(loadConfig({ GATEWAY_THREADS: '1', PORT: '0', HOST: '127.0.0.1', MANAGEMENT_PORT: '0', LOG_LEVEL: 'silent', WORKERS: '1', DATA_DIR: dataDir, DATABASE_URL: '', SSE_MAX_STREAMS: '3', SSE_MAX_STREAMS_PER_USER: '2' }), { logger: silentLogger })
   t.teardown(async () => { await s.close() })
   const url = `http://127.0.0.1:${s.managementPort}/api/v1/events/stream`
   const open: AbortController[] = []

@@ -20,6 +20,7 @@ async function twoServices (t: Test, env: Record<string, string>): Promise<[Serv
   const prefix = uniquePrefix('two-instances')
   const dataDir = await createTempDir(t) // one DATA_DIR: the same local issuer key signs tokens both accept
   const mk = async () => await start(loadConfig({
+    GATEWAY_THREADS: '1',
     DATABASE_URL: url, PORT: '0', HOST: '127.0.0.1', MANAGEMENT_PORT: '0', LOG_LEVEL: 'silent', WORKERS: '1',
     DATA_DIR: dataDir, CONFIG_POLL_INTERVAL_MS: '200', ...env
   }), { logger: silentLogger, keyPrefix: prefix })

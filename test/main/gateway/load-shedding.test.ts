@@ -14,7 +14,7 @@ t.test('in-flight limit and event-loop delay', async t => {
   const backend = http.createServer((req, res) => { if (req.url === '/hold') held.push(res); else res.end('ok') })
   await new Promise<void>(resolve => backend.listen(0, '127.0.0.1', resolve))
   t.teardown(() => { backend.closeAllConnections(); backend.close() })
-  const s = await start(loadConfig({ GATEWAY_SERVER,
+  const s = await start(loadConfig({ GATEWAY_THREADS: '1', GATEWAY_SERVER,
     PORT: '0', HOST: '127.0.0.1', MANAGEMENT_PORT: '0', LOG_LEVEL: 'silent', WORKERS: '1', DATA_DIR: await createTempDir(t), DATABASE_URL: '',
     SHED_MAX_IN_FLIGHT: '2', SHED_EVENT_LOOP_DELAY_MS: '100', REQUEST_LOG_RETENTION_HOURS: '0'
   }), { logger: silentLogger })

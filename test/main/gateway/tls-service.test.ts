@@ -11,7 +11,7 @@ for (const kind of STORE_KINDS) {
   t.test(`an mtls profile saved over the API is served by the HTTPS listener (${kind})`, async t => {
     const pki = await makeTestPki(t)
     const stores = await storeConfig(t, kind)
-    const s = await start(loadConfig({ GATEWAY_SERVER,
+    const s = await start(loadConfig({ GATEWAY_THREADS: '1', GATEWAY_SERVER,
       DATABASE_URL: stores.DATABASE_URL, DATA_DIR: stores.DATA_DIR, PORT: '0', HOST: '127.0.0.1', MANAGEMENT_PORT: '0', LOG_LEVEL: 'silent',
       TLS_PORT: '0', TLS_CERT: pki.server.cert, TLS_KEY: pki.server.key, TLS_CA: pki.ca.cert
     }), { logger: silentLogger })

@@ -13,7 +13,7 @@ import { parseTrustedProxies } from '../../../src/common/cidr.js'
 
 async function setUp (t: { teardown (fn: () => unknown): void }, trusted: string) {
   const backend = await startBackend(t)
-  const s: Service = await start(loadConfig({ GATEWAY_SERVER, PORT: '0', HOST: '127.0.0.1', MANAGEMENT_PORT: '0', LOG_LEVEL: 'silent', WORKERS: '1', DATA_DIR: await createTempDir(t), DATABASE_URL: '', TRUSTED_PROXIES: trusted }), { logger: silentLogger })
+  const s: Service = await start(loadConfig({ GATEWAY_THREADS: '1', GATEWAY_SERVER, PORT: '0', HOST: '127.0.0.1', MANAGEMENT_PORT: '0', LOG_LEVEL: 'silent', WORKERS: '1', DATA_DIR: await createTempDir(t), DATABASE_URL: '', TRUSTED_PROXIES: trusted }), { logger: silentLogger })
   t.teardown(async () => { await s.close() })
   const token = await s.issueToken!('alice', 'admin')
   const api = async (method: string, p: string, body?: unknown) =>
@@ -47,8 +47,8 @@ t.test('behind a trusted proxy: the client address, host and scheme from the pro
 })
 
 t.test('the setting is checked at start, and hops are parsed as proxies write them', async t => {
-  t.throws(() => loadConfig({ TRUSTED_PROXIES: '10.0.0.0/8,nonsense' }), { message: /TRUSTED_PROXIES=/, lines: [/TRUSTED_PROXIES=.*'nonsense' is not an IP address or CIDR/] })
-  try { loadConfig({ TRUSTED_PROXIES: '10.0.0.0/33' }) } catch (err) { t.match((err as ConfigError).lines[0], /TRUSTED_PROXIES=.*'10\.0\.0\.0\/33' is not an IP address or CIDR/) }
+  t.throws(() => loadConfig({ GATEWAY_THREADS: '1', TRUSTED_PROXIES: '10.0.0.0/8,nonsense' }), { message: /TRUSTED_PROXIES=/, lines: [/TRUSTED_PROXIES=.*'nonsense' is not an IP address or CIDR/] })
+  try { loadConfig({ GATEWAY_THREADS: '1', TRUSTED_PROXIES: '10.0.0.0/33' }) } catch (err) { t.match((err as ConfigError).lines[0], /TRUSTED_PROXIES=.*'10\.0\.0\.0\/33' is not an IP address or CIDR/) }
   const tp = createTrustedProxies(parseTrustedProxies(['127.0.0.1', '::1', 'fd00::/8']))
   t.equal(tp.clientAddress('::1', '2001:db8::7, fd00::1'), '2001:db8::7', 'IPv6 hops and ranges')
   t.equal(tp.clientAddress('127.0.0.1', '[2001:db8::9]:4711'), '2001:db8::9', 'bracketed with a port')

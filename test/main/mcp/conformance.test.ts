@@ -72,7 +72,7 @@ function findChecks (dir: string): Outcome['checks'] {
 }
 
 async function service (t: Test): Promise<Service> {
-  const s = await start(loadConfig({ PORT: '0', HOST: '127.0.0.1', MANAGEMENT_PORT: '0', LOG_LEVEL: 'silent', WORKERS: '1', DATA_DIR: await createTempDir(t) }), { logger: silentLogger })
+  const s = await start(loadConfig({ GATEWAY_THREADS: '1', PORT: '0', HOST: '127.0.0.1', MANAGEMENT_PORT: '0', LOG_LEVEL: 'silent', WORKERS: '1', DATA_DIR: await createTempDir(t) }), { logger: silentLogger })
   t.teardown(async () => { await s.close() })
   return s
 }

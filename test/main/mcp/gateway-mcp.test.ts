@@ -60,7 +60,7 @@ t.test('an agent lists, describes and calls published APIs with its profile', as
     if (req.url?.startsWith('/missing')) { res.writeHead(404, { 'content-type': 'application/json' }).end('{"message":"no such thing"}'); return }
     res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ path: req.url }))
   })
-  const s = await start(loadConfig({ GATEWAY_SERVER, PORT: '0', HOST: '127.0.0.1', MANAGEMENT_PORT: '0', LOG_LEVEL: 'silent', WORKERS: '1', DATA_DIR: await createTempDir(t), DATABASE_URL: '' }), { logger: silentLogger })
+  const s = await start(loadConfig({ GATEWAY_THREADS: '1', GATEWAY_SERVER, PORT: '0', HOST: '127.0.0.1', MANAGEMENT_PORT: '0', LOG_LEVEL: 'silent', WORKERS: '1', DATA_DIR: await createTempDir(t), DATABASE_URL: '' }), { logger: silentLogger })
   t.teardown(async () => { await s.close() })
   const p = await publish(s, backend.url)
   const url = `http://127.0.0.1:${s.gatewayPort}/mcp`
@@ -129,7 +129,7 @@ t.test('an agent lists, describes and calls published APIs with its profile', as
 
 t.test('the MCP Inspector CLI calls the gateway MCP', async t => {
   const backend = await startBackend(t, (req, res) => { res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ path: req.url })) })
-  const s = await start(loadConfig({ GATEWAY_SERVER, PORT: '0', HOST: '127.0.0.1', MANAGEMENT_PORT: '0', LOG_LEVEL: 'silent', WORKERS: '1', DATA_DIR: await createTempDir(t), DATABASE_URL: '' }), { logger: silentLogger })
+  const s = await start(loadConfig({ GATEWAY_THREADS: '1', GATEWAY_SERVER, PORT: '0', HOST: '127.0.0.1', MANAGEMENT_PORT: '0', LOG_LEVEL: 'silent', WORKERS: '1', DATA_DIR: await createTempDir(t), DATABASE_URL: '' }), { logger: silentLogger })
   t.teardown(async () => { await s.close() })
   const p = await publish(s, backend.url)
   const h = Object.entries(headersOf(p)).flatMap(([k, v]) => ['--header', `${k}: ${v}`])
@@ -151,7 +151,7 @@ t.test('a gateway MCP session opened on one instance is served by another (Redis
   const url = await createTestDatabase(t)
   const dataDir = await createTempDir(t)
   const prefix = `gh-test-${Date.now()}-${Math.random().toString(36).slice(2)}:`
-  const mk = async () => await start(loadConfig({ GATEWAY_SERVER,
+  const mk = async () => await start(loadConfig({ GATEWAY_THREADS: '1', GATEWAY_SERVER,
     DATABASE_URL: url, CACHE_TYPE: 'redis', REDIS_URL: TEST_REDIS_URL, PORT: '0', HOST: '127.0.0.1', MANAGEMENT_PORT: '0', LOG_LEVEL: 'silent',
     DATA_DIR: dataDir, CONFIG_POLL_INTERVAL_MS: '100', WORKERS: '1', SECRETS_KEY: Buffer.alloc(32, 3).toString('base64')
   }), { logger: silentLogger, keyPrefix: prefix })
@@ -181,6 +181,7 @@ t.test("execute_endpoint continues the agent's trace: its traceparent reaches th
   const receiver = await startOtlpReceiver(t)
   const backend = await startBackend(t)
   const s = await start(loadConfig({
+    GATEWAY_THREADS: '1',
     GATEWAY_SERVER, PORT: '0', HOST: '127.0.0.1', MANAGEMENT_PORT: '0', LOG_LEVEL: 'silent', WORKERS: '1', DATA_DIR: await createTempDir(t), DATABASE_URL: '',
     OTEL_EXPORTER_OTLP_ENDPOINT: receiver.url, OTEL_BSP_SCHEDULE_DELAY: '50'
   }), { logger: silentLogger })

@@ -27,7 +27,7 @@ function inspector (url: string, token: string, args: string[]): Promise<{ code:
 t.setTimeout(600_000)
 
 t.test('MCP Inspector CLI against the management MCP', async t => {
-  const s = await start(loadConfig({ PORT: '0', HOST: '127.0.0.1', MANAGEMENT_PORT: '0', LOG_LEVEL: 'silent', WORKERS: '1', DATA_DIR: await createTempDir(t), DATABASE_URL: '' }), { logger: silentLogger })
+  const s = await start(loadConfig({ GATEWAY_THREADS: '1', PORT: '0', HOST: '127.0.0.1', MANAGEMENT_PORT: '0', LOG_LEVEL: 'silent', WORKERS: '1', DATA_DIR: await createTempDir(t), DATABASE_URL: '' }), { logger: silentLogger })
   t.teardown(async () => { await s.close() })
   const url = `http://127.0.0.1:${s.managementPort}/api/v1/mcp`
   const admin = await s.issueToken!('alice', 'admin')

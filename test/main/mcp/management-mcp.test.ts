@@ -19,6 +19,7 @@ const NAMED = ['workflow_test_workflow_stream', 'workflow_trigger_test_listen', 
 
 async function service (t: Test, env: Record<string, string>, dataDir?: string): Promise<Service> {
   const s = await start(loadConfig({
+    GATEWAY_THREADS: '1',
     PORT: '0', HOST: '127.0.0.1', MANAGEMENT_PORT: '0', LOG_LEVEL: 'silent', WORKERS: '1', CONFIG_POLL_INTERVAL_MS: '200',
     DATA_DIR: dataDir ?? await createTempDir(t), ...env
   }), { logger: silentLogger, keyPrefix: uniquePrefix('mcp') })
@@ -178,7 +179,7 @@ t.test('one session across two instances through Redis', async t => {
   const env = { DATABASE_URL: url, CACHE_TYPE: 'redis', REDIS_URL }
   const prefix = uniquePrefix('mcp-two')
   const mk = async () => {
-    const s = await start(loadConfig({ PORT: '0', HOST: '127.0.0.1', MANAGEMENT_PORT: '0', LOG_LEVEL: 'silent', WORKERS: '1', DATA_DIR: dataDir, ...env }), { logger: silentLogger, keyPrefix: prefix })
+    const s = await start(loadConfig({ GATEWAY_THREADS: '1', PORT: '0', HOST: '127.0.0.1', MANAGEMENT_PORT: '0', LOG_LEVEL: 'silent', WORKERS: '1', DATA_DIR: dataDir, ...env }), { logger: silentLogger, keyPrefix: prefix })
     t.teardown(async () => { await s.close() })
     return s
   }

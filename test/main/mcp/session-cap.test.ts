@@ -12,6 +12,7 @@ import { createTempDir, silentLogger } from '../../helpers/db.js'
 
 t.test('an instance opens at most MCP_SESSIONS_MAX sessions', async t => {
   const s = await start(loadConfig({
+    GATEWAY_THREADS: '1',
     PORT: '0', HOST: '127.0.0.1', MANAGEMENT_PORT: '0', LOG_LEVEL: 'silent', WORKERS: '1', DATA_DIR: await createTempDir(t), DATABASE_URL: '',
     MCP_SESSIONS_MAX: '3', MCP_SESSIONS_PER_USER: '2'
   }), { logger: silentLogger })

@@ -19,7 +19,7 @@ const MISSING = (name: string, where: string) =>
   `tool ${name} (${where}) has no category: give its entry in src/main/management/operation-catalogue.ts a category (one of ${TOOL_CATEGORIES.join(', ')}), or map its path in src/main/management/operation-category.ts`
 
 t.test('every management MCP tool has a category an MCP client can read', async t => {
-  const s = await start(loadConfig({ PORT: '0', HOST: '127.0.0.1', MANAGEMENT_PORT: '0', LOG_LEVEL: 'silent', WORKERS: '1', DATA_DIR: await createTempDir(t) }), { logger: silentLogger })
+  const s = await start(loadConfig({ GATEWAY_THREADS: '1', PORT: '0', HOST: '127.0.0.1', MANAGEMENT_PORT: '0', LOG_LEVEL: 'silent', WORKERS: '1', DATA_DIR: await createTempDir(t) }), { logger: silentLogger })
   t.teardown(async () => { await s.close() })
   const token = await s.issueToken!('alice', 'admin')
   const transport = new StreamableHTTPClientTransport(new URL(`http://127.0.0.1:${s.managementPort}/api/v1/mcp`), { requestInit: { headers: { authorization: `Bearer ${token}` } } })

@@ -14,6 +14,7 @@ import { eventually, recordingLogger } from '../cache/shared.js'
 async function service (t: Test, env: Record<string, string> = {}) {
   const { logger, lines } = recordingLogger()
   const svc: Service = await start(loadConfig({
+    GATEWAY_THREADS: '1',
     DATABASE_URL: await createTestDatabase(t), PORT: '0', HOST: '127.0.0.1', MANAGEMENT_PORT: '0', DATA_DIR: await createTempDir(t), WORKERS: '1', ...env
   }), { logger })
   t.teardown(async () => { await svc.close() })

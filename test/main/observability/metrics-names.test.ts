@@ -12,7 +12,7 @@ import { parsePrometheus } from '../../helpers/prometheus-text.js'
 
 t.test('named proxy series and refused traffic by reason', async t => {
   const backend = await startBackend(t)
-  const s = await start(loadConfig({ PORT: '0', HOST: '127.0.0.1', MANAGEMENT_PORT: '0', LOG_LEVEL: 'silent', WORKERS: '1', DATA_DIR: await createTempDir(t), DATABASE_URL: '', UPSTREAM_CONNECT_TIMEOUT_MS: '2000' }), { logger: silentLogger })
+  const s = await start(loadConfig({ GATEWAY_THREADS: '1', PORT: '0', HOST: '127.0.0.1', MANAGEMENT_PORT: '0', LOG_LEVEL: 'silent', WORKERS: '1', DATA_DIR: await createTempDir(t), DATABASE_URL: '', UPSTREAM_CONNECT_TIMEOUT_MS: '2000' }), { logger: silentLogger })
   t.teardown(async () => { await s.close() })
   const token = await s.issueToken!('alice', 'admin')
   const api = async (method: string, p: string, body?: unknown) =>

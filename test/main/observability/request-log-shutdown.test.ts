@@ -10,6 +10,7 @@ import { createTempDir, createTestDatabase, silentLogger, STORE_KINDS } from '..
 for (const kind of STORE_KINDS) {
   t.test(`a clean shutdown writes every request log record still buffered (${kind})`, async t => {
     const config = loadConfig({
+      GATEWAY_THREADS: '1',
       DATABASE_URL: kind === 'postgres' ? await createTestDatabase(t) : '', DATA_DIR: await createTempDir(t),
       PORT: '0', HOST: '127.0.0.1', MANAGEMENT_PORT: '0', LOG_LEVEL: 'silent'
     })

@@ -17,6 +17,7 @@ const AWKWARD_PATHS = ['/tab\there', '/line\nbreak\r', '/back\\slash\\N', '/Ã©/æ
 for (const kind of STORE_KINDS) {
   t.test(`request logs and metrics match the traffic (${kind})`, async t => {
     const config = loadConfig({
+      GATEWAY_THREADS: '1',
       DATABASE_URL: kind === 'postgres' ? await createTestDatabase(t) : '', DATA_DIR: await createTempDir(t),
       PORT: '0', HOST: '127.0.0.1', MANAGEMENT_PORT: '0', LOG_LEVEL: 'silent'
     })

@@ -15,7 +15,7 @@ import { createTempDir, silentLogger } from '../../helpers/db.js'
 const STRICT = "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; font-src 'self'; object-src 'none'; base-uri 'none'; form-action 'self'; frame-ancestors 'none'"
 
 async function service (t: Parameters<typeof createTempDir>[0], env: Record<string, string> = {}) {
-  const s = await start(loadConfig({ PORT: '0', HOST: '127.0.0.1', MANAGEMENT_PORT: '0', LOG_LEVEL: 'silent', WORKERS: '1', DATA_DIR: await createTempDir(t), DATABASE_URL: '', ...env }), { logger: silentLogger })
+  const s = await start(loadConfig({ GATEWAY_THREADS: '1', PORT: '0', HOST: '127.0.0.1', MANAGEMENT_PORT: '0', LOG_LEVEL: 'silent', WORKERS: '1', DATA_DIR: await createTempDir(t), DATABASE_URL: '', ...env }), { logger: silentLogger })
   t.teardown(async () => { await s.close() })
   return s
 }

@@ -19,6 +19,7 @@ t.test('ten immediate PostgreSQL stops under write and gateway load', async t =>
   const cluster = await startPgCluster()
   t.teardown(async () => { await cluster.close() })
   const config = loadConfig({
+    GATEWAY_THREADS: '1',
     DATABASE_URL: cluster.url, PORT: '0', HOST: '127.0.0.1', MANAGEMENT_PORT: '0', LOG_LEVEL: 'silent',
     DATA_DIR: await createTempDir(t), DB_QUERY_TIMEOUT_MS: '3000', CONFIG_POLL_INTERVAL_MS: '200', WORKERS: '1'
   })

@@ -5,7 +5,7 @@ import { start } from '../../../src/main/server.js'
 import { createTempDir, silentLogger } from '../../helpers/db.js'
 
 async function service (t: Test) {
-  const config = loadConfig({ DATA_DIR: await createTempDir(t), PORT: '0', HOST: '127.0.0.1', MANAGEMENT_PORT: '0', LOG_LEVEL: 'silent', WORKERS: '1' })
+  const config = loadConfig({ GATEWAY_THREADS: '1', DATA_DIR: await createTempDir(t), PORT: '0', HOST: '127.0.0.1', MANAGEMENT_PORT: '0', LOG_LEVEL: 'silent', WORKERS: '1' })
   const s = await start(config, { logger: silentLogger })
   t.teardown(() => s.close())
   const token = await s.issueToken!('alice', 'editor')

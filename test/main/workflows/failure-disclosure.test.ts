@@ -18,7 +18,7 @@ const e = (source: string, target: string) => ({ id: `${source}-${target}`, sour
 t.test('the caller gets a generic 500 with its request id; the log and the record get the details', async t => {
   const lines: any[] = []
   const logger = pino({ level: 'info' }, new Writable({ write (chunk, _enc, cb) { lines.push(JSON.parse(chunk.toString())); cb() } }))
-  const config = loadConfig({ PORT: '0', HOST: '127.0.0.1', MANAGEMENT_PORT: '0', DATA_DIR: await createTempDir(t), WORKERS: '1', LOG_LEVEL: 'info' })
+  const config = loadConfig({ GATEWAY_THREADS: '1', PORT: '0', HOST: '127.0.0.1', MANAGEMENT_PORT: '0', DATA_DIR: await createTempDir(t), WORKERS: '1', LOG_LEVEL: 'info' })
   const s = await start(config, { logger })
   t.teardown(() => s.close())
   const token = await s.issueToken!('alice', 'admin')

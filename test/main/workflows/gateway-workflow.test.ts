@@ -6,7 +6,7 @@ import { startBackend } from '../../helpers/gateway.js'
 
 /** The whole service on port 0 (workflows run in its worker pool), and an editor's management API client. */
 async function service (t: Test) {
-  const config = loadConfig({ DATA_DIR: await createTempDir(t), PORT: '0', HOST: '127.0.0.1', MANAGEMENT_PORT: '0', LOG_LEVEL: 'silent', WORKERS: '1', OUTBOUND_ALLOWLIST: '127.0.0.1' })
+  const config = loadConfig({ GATEWAY_THREADS: '1', DATA_DIR: await createTempDir(t), PORT: '0', HOST: '127.0.0.1', MANAGEMENT_PORT: '0', LOG_LEVEL: 'silent', WORKERS: '1', OUTBOUND_ALLOWLIST: '127.0.0.1' })
   const s = await start(config, { logger: silentLogger })
   t.teardown(() => s.close())
   const token = await s.issueToken!('alice', 'editor')

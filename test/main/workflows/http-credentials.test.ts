@@ -31,7 +31,7 @@ t.test('credentials on workflow HTTP requests', async t => {
   t.teardown(() => { backend.closeAllConnections(); backend.close() })
   const base = `http://127.0.0.1:${port}`
 
-  const s = await start(loadConfig({ PORT: '0', HOST: '127.0.0.1', MANAGEMENT_PORT: '0', LOG_LEVEL: 'silent', WORKERS: '1', DATA_DIR: await createTempDir(t), DATABASE_URL: '', OUTBOUND_ALLOWLIST: '127.0.0.1,localhost' }), { logger: silentLogger })
+  const s = await start(loadConfig({ GATEWAY_THREADS: '1', PORT: '0', HOST: '127.0.0.1', MANAGEMENT_PORT: '0', LOG_LEVEL: 'silent', WORKERS: '1', DATA_DIR: await createTempDir(t), DATABASE_URL: '', OUTBOUND_ALLOWLIST: '127.0.0.1,localhost' }), { logger: silentLogger })
   t.teardown(async () => { await s.close() })
   const token = await s.issueToken!('alice', 'admin')
   const api = async (method: string, p: string, body?: unknown) => {

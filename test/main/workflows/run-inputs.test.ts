@@ -32,6 +32,7 @@ t.test('sub-workflows and credentials of a run through a PostgreSQL outage, on t
   const dataDir = await createTempDir(t)
   const prefix = `gh-test-${Date.now()}-${Math.random().toString(36).slice(2)}:`
   const mk = async () => await start(loadConfig({
+    GATEWAY_THREADS: '1',
     DATABASE_URL: cluster.url, CACHE_TYPE: 'redis', REDIS_URL: TEST_REDIS_URL, PORT: '0', HOST: '127.0.0.1', MANAGEMENT_PORT: '0',
     LOG_LEVEL: 'silent', WORKERS: '1', DATA_DIR: dataDir, SECRETS_KEY: Buffer.alloc(32, 9).toString('base64'),
     CONFIG_POLL_INTERVAL_MS: '200', DB_QUERY_TIMEOUT_MS: '2000', OUTBOUND_ALLOWLIST: '127.0.0.1'

@@ -31,6 +31,7 @@ export interface ServiceOptions {
 export async function startService (t: T, kind: StoreKind, env: Record<string, string> = {}, opts: ServiceOptions = {}): Promise<WorkflowService> {
   const store = opts.store ?? await storeConfig(t, kind)
   const config = loadConfig({
+    GATEWAY_THREADS: '1',
     DATABASE_URL: store.DATABASE_URL, DATA_DIR: store.DATA_DIR, PORT: '0', HOST: '127.0.0.1', MANAGEMENT_PORT: '0',
     LOG_LEVEL: 'silent', WORKERS: '1', OUTBOUND_ALLOWLIST: '127.0.0.1', ...env
   })

@@ -12,7 +12,7 @@ import { retryUntil } from '../../helpers/wait.js'
 
 t.test('worker threads start with the first workflow served', async t => {
   const backend = await startBackend(t)
-  const s = await start(loadConfig({ PORT: '0', HOST: '127.0.0.1', MANAGEMENT_PORT: '0', LOG_LEVEL: 'silent', WORKERS: '1', DATA_DIR: await createTempDir(t), DATABASE_URL: '' }), { logger: silentLogger })
+  const s = await start(loadConfig({ GATEWAY_THREADS: '1', PORT: '0', HOST: '127.0.0.1', MANAGEMENT_PORT: '0', LOG_LEVEL: 'silent', WORKERS: '1', DATA_DIR: await createTempDir(t), DATABASE_URL: '' }), { logger: silentLogger })
   t.teardown(async () => { await s.close() })
   const token = await s.issueToken!('alice', 'admin')
   const api = async (method: string, p: string, body?: unknown) =>
