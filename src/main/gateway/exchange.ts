@@ -17,6 +17,7 @@ import { KIND, type Span } from '../observability/tracing/span.js'
 import type { Tracer } from '../observability/tracing/tracer.js'
 import type { GatewayOptions } from './index.js'
 import { DROP_RESPONSE } from './request-head.js'
+import { peerAddress } from './http/peer-address.js'
 import type { Match, RouteTable } from './route-table.js'
 import type { TrustedProxies } from './trusted-proxies.js'
 import type { LoadShedder } from './load-shedding.js'
@@ -172,11 +173,8 @@ export class GatewayExchange {
     reading = this
     req.forEach(readHeader)
     this.rid = this.requestId ?? randomUUID()
-    this.peerIp = Buffer.from(res.getRemoteAddressAsText()).toString()
-    if (this.hopHeader !== null) {
-      const hop = ctx.verifyHop(this.hopHeader)
-      if (hop !== null) { this.proto = 'https'; this.peerIp = hop.remoteIp; this.certFingerprint = hop.fingerprint ?? undefined }
-    }
+    const hop = this.hopHeader === null ? null : ctx.verifyHop(this.hopHeader)
+    if (hop !== null) { this.proto = 'https'; this.peerIp = hop.remoteIp; this.certFingerprint = hop.fingerprint ?? undefined } else this.peerIp = peerAddress(res)
     this.remoteIp = this.peerIp
     this.publicHost = this.host
     if (ctx.trusted.trusts(this.peerIp)) {

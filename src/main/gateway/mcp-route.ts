@@ -11,6 +11,7 @@ import type { Logger } from '../logger.js'
 import type { RouteRegistrar } from './http/types.js'
 import type { TrustedProxies } from './trusted-proxies.js'
 import { hopValue, TLS_HOP_HEADER, type TlsHop } from './tls-listener.js'
+import { peerAddress } from './http/peer-address.js'
 
 export const MCP_PATH = '/mcp'
 
@@ -59,7 +60,7 @@ export function registerWebRoute (app: RouteRegistrar, path: string, handler: We
       headers.append(k, v)
     })
     const h = hop as TlsHop | null
-    const peerIp = h?.remoteIp ?? Buffer.from(res.getRemoteAddressAsText()).toString()
+    const peerIp = h?.remoteIp ?? peerAddress(res)
     const remoteIp = o.trusted.clientAddress(peerIp, headers.get('x-forwarded-for'))
     const proto = h?.proto ?? 'http'
     const given = headers.get('x-request-id')

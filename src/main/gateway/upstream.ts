@@ -9,7 +9,7 @@
  */
 import net from 'node:net'
 import tls from 'node:tls'
-import { ResponseParser, type ResponseHead } from './response-parser.js'
+import { ResponseParser, type ParserEvents, type ResponseHead } from './response-parser.js'
 
 export type ExchangeFailure = 'connect' | 'timeout' | 'protocol' | 'stalled'
 
@@ -109,7 +109,7 @@ function wire (pool: OriginPool, ps: PooledSocket): void {
   ps.socket.on('drain', () => { ps.owner?.drained() })
 }
 
-export class Exchange {
+export class Exchange implements ParserEvents {
   private ps: PooledSocket | null = null
   private parser: ResponseParser
   private timer: NodeJS.Timeout | null = null
@@ -130,18 +130,21 @@ export class Exchange {
     this.chunkedOut = o.streamingBody && !/\r\ncontent-length:/i.test(o.head)
   }
 
+  // The exchange hears its parser itself (ParserEvents below): no closures per request.
   private newParser (): ResponseParser {
-    return new ResponseParser({
-      onHead: (h, f, l) => {
-        // From the head on, the timeout is an idle one: no progress on either side for that long. While
-        // the backend is paused because the client is slow, progress is the client taking more (progress()).
-        this.armIdle(this.o.responseTimeoutMs)
-        this.o.events.onHead(h, f, l)
-      },
-      onBody: c => { this.timer?.refresh(); this.o.events.onBody(c) },
-      onEnd: reusable => this.complete(reusable)
-    }, this.o.noResponseBody)
+    return new ResponseParser(this, this.o.noResponseBody)
   }
+
+  onHead (h: ResponseHead, f: 'none' | 'length' | 'chunked' | 'close', l: number): void {
+    // From the head on, the timeout is an idle one: no progress on either side for that long. While
+    // the backend is paused because the client is slow, progress is the client taking more (progress()).
+    this.armIdle(this.o.responseTimeoutMs)
+    this.o.events.onHead(h, f, l)
+  }
+
+  onBody (c: Buffer): void { this.timer?.refresh(); this.o.events.onBody(c) }
+
+  onEnd (reusable: boolean): void { this.complete(reusable) }
 
   start (): void {
     const ps = this.pool.acquire()
@@ -153,7 +156,7 @@ export class Exchange {
   private attach (ps: PooledSocket): void {
     this.ps = ps
     ps.owner = this
-    this.timer = setTimeout(() => this.fail('timeout', new Error(`no answer within ${this.o.responseTimeoutMs} ms`)), this.o.responseTimeoutMs)
+    this.timer = setTimeout(answerExpired, this.o.responseTimeoutMs, this)
     // Head and a known body leave in one write.
     if (this.o.body !== null && this.o.body.length > 0) {
       // Corked: head and body leave in one writev, without concatenating them.
@@ -285,6 +288,9 @@ export class Exchange {
     this.timer = setTimeout(idleExpired, ms, this)
   }
 
+  /** No answer's head within the response timeout (see attach). */
+  answerExpired (): void { this.fail('timeout', new Error(`no answer within ${this.o.responseTimeoutMs} ms`)) }
+
   /** No progress on either side for the idle time (see onHead). */
   idleExpired (): void {
     if (this.paused) this.fail('stalled', new Error(`the client took nothing of the answer for ${this.timerMs} ms`))
@@ -305,6 +311,7 @@ export class Exchange {
 const CLIENT_STALL_MIN_MS = 10_000
 
 function idleExpired (ex: Exchange): void { ex.idleExpired() }
+function answerExpired (ex: Exchange): void { ex.answerExpired() }
 
 /** One pool per upstream origin. */
 export class UpstreamClient {

@@ -26,6 +26,7 @@ import { decodeCursor, encodeCursor, type PageQuery } from '../store/rows.js'
 import { listRequestLogs, type RequestLogFilter, type RequestLogItem, type RequestLogStore } from '../store/request-logs.js'
 import type { Queryable } from '../store/types.js'
 import { loggedPath, type RequestRecord } from '../store/request-record.js'
+import { jsonString } from '../../common/json-string.js'
 
 const NAME = /^(\d{16})-(\d{13})\.ndjson$/
 const CHUNK = 256 * 1024
@@ -213,10 +214,6 @@ export class RequestLogFiles implements RequestLogStore {
 /** The batch buffer kept between appends (a larger one made for a big batch is let go). */
 const OUT_KEEP = 256 * 1024
 
-// Text a JSON string can hold as it is: printable ASCII but the quote and the backslash. A test of
-// this is cheaper than JSON.stringify on the short ids, methods and paths a line is made of.
-const PLAIN_JSON = /^[ !#-[\]-~]*$/
-const jsonString = (s: string): string => PLAIN_JSON.test(s) ? `"${s}"` : JSON.stringify(s)
 const jsonStringOrNull = (s: string | null | undefined): string => s == null ? 'null' : jsonString(s)
 const jsonNumber = (n: number): string => Number.isFinite(n) ? `${n}` : 'null'
 

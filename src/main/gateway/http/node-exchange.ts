@@ -25,6 +25,8 @@ const EMPTY = new ArrayBuffer(0)
 const encoder = new TextEncoder()
 
 /** The peer's address as uWS gives it (IPv4-mapped IPv6 as plain IPv4). */
+const NO_BYTES = new ArrayBuffer(0)
+
 export function peerAddress (req: NodeReq): string {
   const a = req.socket?.remoteAddress ?? ''
   return a.startsWith('::ffff:') ? a.slice(7) : a
@@ -143,6 +145,8 @@ export class NodeResponse implements GatewayResponse {
   }
 
   getRemoteAddressAsText (): ArrayBuffer { return encoder.encode(peerAddress(this.req)).buffer as ArrayBuffer }
+  // Node has the address as text only: callers fall back to the text.
+  getRemoteAddress (): ArrayBuffer { return NO_BYTES }
 
   /** Writes the status line and headers once; length >= 0 adds Content-Length. */
   private sendHead (length: number, close: boolean): void {

@@ -48,6 +48,8 @@ export interface GatewayResponse {
   close (): GatewayResponse
   /** The peer's address as text (an ArrayBuffer of it, as uWS gives it). */
   getRemoteAddressAsText (): ArrayBuffer
+  /** The peer's address as bytes: 4 (IPv4) or 16 (IPv6); empty when the layer has only its text. */
+  getRemoteAddress (): ArrayBuffer
 }
 
 /** The request head, valid only during the route handler's call: copy what is needed at once. */
