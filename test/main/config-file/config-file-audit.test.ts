@@ -18,6 +18,7 @@ for (const kind of STORE_KINDS) {
     const path = join(await createTempDir(t), 'gateway.yaml')
     await writeFile(path, toYaml(file(['gold'])))
     const s = await start(loadConfig({
+      GATEWAY_THREADS: '1',
       DATABASE_URL: store.DATABASE_URL, DATA_DIR: store.DATA_DIR, PORT: '0', HOST: '127.0.0.1', MANAGEMENT_PORT: '0', LOG_LEVEL: 'silent', CONFIG_FILE: path
     }), { logger: silentLogger })
     t.teardown(() => s.close())
