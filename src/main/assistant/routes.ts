@@ -15,7 +15,7 @@ import type { Router } from '../management/router.js'
 import type { GatewayMcp } from '../mcp/gateway-mcp.js'
 import type { McpPeer } from '../gateway/mcp-route.js'
 import type { Store } from '../store/types.js'
-import { ajv, validateWith } from '../validation/ajv.js'
+import { ajv, compileOnFirstUse, validateWith } from '../validation/ajv.js'
 import { isConfigured, notConfigured, type AssistantSettings } from './agent.js'
 import { chatBodySchema, prepareChat, runChat, sseFrame, type ChatInput } from './chat.js'
 import { auditToolCalls } from './audit.js'
@@ -27,7 +27,7 @@ import { MANAGEMENT_CHAT_PATH, startManagementChatOp } from '../operations/assis
 
 export const PORTAL_ASSISTANT_PATH = '/portal/api/assistant/chat'
 
-const validateChatBody = ajv.compile(chatBodySchema)
+const validateChatBody = compileOnFirstUse(ajv, chatBodySchema)
 
 const PORTAL_SYSTEM = 'You are the developer portal assistant of an API gateway. You help a developer discover and call the APIs their access profile may use, through the tools: list_collections, list_endpoints, endpoint_details, execute_endpoint. Calls other than GET are shown to the developer for approval before they run. Answer briefly and show the relevant part of API answers. ' + UNTRUSTED_RULE
 

@@ -4,7 +4,7 @@
  * paths, headers with both a value and an env reference, edges to unknown nodes).
  */
 import { AppError, payloadTooLarge, validationFailed, type ErrorDetail } from '../../common/errors.js'
-import { ajv, ajvDetails } from '../validation/ajv.js'
+import { ajv, ajvDetails, compileOnFirstUse } from '../validation/ajv.js'
 import { EXPORT_FORMAT, EXPORT_FORMAT_VERSION, type ExportFile } from './export-file.js'
 import { exportFileSchema } from './export-file-schema.js'
 import { isObject } from './schema-walk.js'
@@ -16,7 +16,7 @@ export type ImportFileResult =
   /** `error` is the AppError to answer with (400 or 413); `details` are its `{field, message}` list. */
   | { ok: false, error: AppError, details: ErrorDetail[] }
 
-const validate = ajv.compile<ExportFile>(exportFileSchema)
+const validate = compileOnFirstUse<ExportFile>(ajv, exportFileSchema)
 
 /** Parses and validates an export file; never throws for bad input. Defaults are filled in. */
 export function parseImportFile (input: Buffer | string, limits: { maxBytes?: number } = {}): ImportFileResult {

@@ -15,7 +15,7 @@ import { withCorsDefaults } from '../gateway/responses/cors.js'
 import { missingUpstream, upstreamProblems } from '../management/upstream-fields.js'
 import { basePathProblem, proxyPathProblems, upstreamProblem } from '../management/validation.js'
 import { routeKey } from '../store/route-key.js'
-import { ajv, ajvDetails } from '../validation/ajv.js'
+import { ajv, ajvDetails, compileOnFirstUse } from '../validation/ajv.js'
 import { checkDefinition } from '../workflows/definition.js'
 import { proxyKey, type ConfigFile } from './dump.js'
 import { unresolvedReferences } from './references.js'
@@ -27,7 +27,7 @@ const MAX_DETAILS = 200
 
 // The published schema without its $id (the shared Ajv instance keys schemas by id).
 const { $id: _id, ...schema } = configFileSchema
-const validate = ajv.compile(schema)
+const validate = compileOnFirstUse(ajv, schema)
 
 /** The body of an apply request as data: JSON or YAML by Content-Type (YAML, a superset of JSON, for a file of either). */
 export function parseConfigText (raw: Buffer | string, contentType: string | undefined): unknown {

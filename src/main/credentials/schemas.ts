@@ -4,7 +4,7 @@
  * ajv's messages quote only the schema, so a secret cannot leak through them.
  */
 import type { ErrorDetail } from '../../common/errors.js'
-import { ajv, ajvDetails } from '../validation/ajv.js'
+import { ajv, ajvDetails, compileOnFirstUse } from '../validation/ajv.js'
 import { CREDENTIAL_TYPES, SECRET_FIELDS, SECRET_MASK, isCredentialType, type CredentialType } from './types.js'
 import { getPath } from './secret-fields.js'
 
@@ -87,7 +87,7 @@ export const CONFIG_SCHEMAS: { readonly [T in CredentialType]: Record<string, un
   }
 }
 
-const validators = Object.fromEntries(CREDENTIAL_TYPES.map(t => [t, ajv.compile(CONFIG_SCHEMAS[t])]))
+const validators = Object.fromEntries(CREDENTIAL_TYPES.map(t => [t, compileOnFirstUse(ajv, CONFIG_SCHEMAS[t])]))
 
 /**
  * Checks a credential's `type` and `config` and returns one detail per problem

@@ -7,7 +7,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http'
 import type { ValidateFunction } from 'ajv'
 import { methodNotAllowed, notFound, validationFailed, type ErrorDetail } from '../../common/errors.js'
-import { ajv, ajvDetails } from '../validation/ajv.js'
+import { ajv, ajvDetails, compileOnFirstUse } from '../validation/ajv.js'
 import type { Role } from '../auth/roles.js'
 import type { User } from '../auth/verifier.js'
 import type { Caller, FrameSink } from './operation.js'
@@ -84,7 +84,7 @@ export class Router {
   readonly routes: Route[] = []
 
   add (method: string, pattern: string, handler: Handler, opts: RouteOptions = {}): void {
-    const validate = opts.body === undefined ? null : ajv.compile(opts.body)
+    const validate = opts.body === undefined ? null : compileOnFirstUse(ajv, opts.body)
     const declared = (opts.body?.properties ?? {}) as Record<string, unknown>
     const readOnly = [...RECORD_FIELDS, ...opts.readOnly ?? []].filter(f => !(f in declared))
     this.routes.push({ method: method.toUpperCase(), segments: pattern.split('/').filter(Boolean), handler, opts, validate, readOnly: validate === null ? [] : readOnly })

@@ -17,6 +17,25 @@ export const ajv = addFormats(new Ajv({ allErrors: true, useDefaults: true, coer
 /** Checks that leave the data as it was (no defaults); errors carry their schema (`verbose`). */
 export const checkOnlyAjv = addFormats(new Ajv({ allErrors: true, verbose: true, strict: false }))
 
+/**
+ * A validator compiled on its first call instead of when its module loads. Ajv turns each schema
+ * into generated code; compiled at start, the management routes', node settings' and credential
+ * types' schemas (most never used by a given process) were about 0.9 MB of generated source and
+ * grew the main thread's young generation from 16 to 32 MB for good: about 25 MB of idle RSS, and
+ * CPU at start. A schema's first use pays its compile once (a median 28 ms per schema measured on
+ * a 2-core host at load average 18); `errors` reads as on Ajv's own function.
+ */
+export function compileOnFirstUse<T = unknown> (instance: Ajv, schema: object): ValidateFunction<T> {
+  let compiled: ValidateFunction<T> | undefined
+  const validate = function (this: unknown, data: unknown, dataCxt?: Parameters<ValidateFunction<T>>[1]): boolean {
+    compiled ??= instance.compile<T>(schema)
+    const ok = compiled.call(this, data, dataCxt)
+    validate.errors = compiled.errors
+    return ok
+  } as ValidateFunction<T>
+  return validate
+}
+
 const MAX_DETAILS = 50
 
 /** `/collections/0/proxies/2` -> `collections[0].proxies[2]`. */

@@ -16,7 +16,7 @@ import { validationFailed, type AppError, type ErrorDetail } from '../../common/
 import { compileTemplate, ExpressionError } from '../../common/expressions/template.js'
 import { ENTRY_TRIGGER_TYPES, NODE_CATALOGUE, NODE_TYPE_NAMES, WORKFLOW_DEFINITION_SCHEMA } from '../../common/workflow-catalogue.js'
 import { nodeType } from '../../workers/nodes/registry.js'
-import { ajv, checkOnlyAjv } from '../validation/ajv.js'
+import { ajv, checkOnlyAjv, compileOnFirstUse } from '../validation/ajv.js'
 import { checkCycles, checkEdges, checkReachable } from './graph.js'
 
 export const ENTRY_TRIGGERS = ENTRY_TRIGGER_TYPES
@@ -28,10 +28,10 @@ export interface WorkflowProblem { node_id: string | null, field: string | null,
 
 /** The layout of a definition, shared with the collection file so that what a save accepts imports back. */
 export const definitionSchema = WORKFLOW_DEFINITION_SCHEMA
-const validateShape = ajv.compile(definitionSchema)
+const validateShape = compileOnFirstUse(ajv, definitionSchema)
 
 // verbose: errors carry the schema (its `description` words the message) and the data.
-const SETTINGS: ReadonlyMap<string, ValidateFunction> = new Map(NODE_CATALOGUE.map(d => [d.type, checkOnlyAjv.compile(d.settings_schema)]))
+const SETTINGS: ReadonlyMap<string, ValidateFunction> = new Map(NODE_CATALOGUE.map(d => [d.type, compileOnFirstUse(checkOnlyAjv, d.settings_schema)]))
 
 export interface CheckOptions {
   /** Full rules (an enabled save, the validate route, a run); false: structural only. */
