@@ -31,11 +31,16 @@ const port = parentPort!
 const send = (m: FromThread, transfer?: ArrayBuffer[]) => { port.postMessage(m, transfer ?? []) }
 const { config } = data
 
-// JSON lines go to the main thread's writer, a turn's worth in one message.
+// JSON lines go to the main thread's writer with the records (below): every 50 ms, or at 64 KiB
+// of text. A message a turn woke the main thread thousands of times a second at full load.
+let logText = ''
+let records: RequestRecord[] = []
+let quotas: Array<[string, string, number, number]> = []
+let flushTimer: NodeJS.Timeout | null = null
 const logger = createLogger(config, {
-  write (text: string) { send({ t: 'log', text }) },
-  flush (cb?: (err?: Error) => void) { cb?.() },
-  flushSync () {}
+  write (text: string) { logText += text; if (logText.length >= 65_536) flushObserved(); else soon() },
+  flush (cb?: (err?: Error) => void) { flushObserved(); cb?.() },
+  flushSync () { flushObserved() }
 }).child({ thread: data.index })
 
 // Calls answered by the main thread.
@@ -48,20 +53,18 @@ const call = async (op: 'workflow' | 'readiness', args: unknown[]): Promise<unkn
 })
 const fromWire = (e: WireError) => new AppError(e.status, e.code, e.message, e.details, e.headers)
 
-// Finished requests and admitted quota hits, sent in batches (every 50 ms, or at 256 records), the
-// records as columns (gateway/threads/records.ts: a quarter of structured-cloning them).
-let records: RequestRecord[] = []
-let quotas: Array<[string, string, number, number]> = []
-let flushTimer: NodeJS.Timeout | null = null
-const flushObserved = () => {
+// Finished requests, admitted quota hits and log lines, sent in batches (every 50 ms, or at 256
+// records), the records as columns (gateway/threads/records.ts: a sixth of structured-cloning them).
+function flushObserved (): void {
   if (flushTimer !== null) { clearTimeout(flushTimer); flushTimer = null }
+  if (logText !== '') { send({ t: 'log', text: logText }); logText = '' }
   if (records.length === 0 && quotas.length === 0) return
   const batch = encodeRecords(records)
   send({ t: 'obs', records: batch, quotas, shed: gateway.shed }, [batch.nums.buffer as ArrayBuffer, batch.refs.buffer as ArrayBuffer])
   records = []
   quotas = []
 }
-const soon = () => { flushTimer ??= setTimeout(flushObserved, 50) }
+function soon (): void { flushTimer ??= setTimeout(flushObserved, 50) }
 
 let limiter: RateLimiter
 let responseCache: ResponseCache | undefined
