@@ -7,7 +7,7 @@
  * count in the shared table (or Redis); configuration changes arrive as the main thread applies
  * them and are acknowledged with their version.
  */
-import { parentPort, workerData } from 'node:worker_threads'
+import { parentPort, workerData, type MessagePort } from 'node:worker_threads'
 import { AppError } from '../../common/errors.js'
 import type { Collection, Proxy } from '../../common/types.js'
 import { createSharedMemoryLimiter } from '../cache/shared-memory-limiter.js'
@@ -22,8 +22,8 @@ import { builtUiDir, loadStaticFiles } from '../static/static-files.js'
 import { createGateway, type GatewayOptions } from '../gateway/index.js'
 import type { WebHandler } from '../gateway/mcp-route.js'
 import { ResponseCache } from '../gateway/responses/response-cache.js'
-import { createRedisStore } from '../gateway/responses/cache-store.js'
-import type { AccessMessage, FromThread, ThreadData, ToThread, WireError } from '../gateway/threads/messages.js'
+import { createRedisStore, createThreadStore, fromWire as entryFromWire, toWire, type CacheEntry } from '../gateway/responses/cache-store.js'
+import type { AccessMessage, CacheAnswer, CacheRequest, FromThread, ThreadData, ToThread, WireError } from '../gateway/threads/messages.js'
 import { encodeRecords } from '../gateway/threads/records.js'
 
 const data = workerData as ThreadData
@@ -36,6 +36,7 @@ const { config } = data
 let logText = ''
 let records: RequestRecord[] = []
 let quotas: Array<[string, string, number, number]> = []
+let cacheCounts = new Map<string, [number, number, number]>()
 let flushTimer: NodeJS.Timeout | null = null
 const logger = createLogger(config, {
   write (text: string) { logText += text; if (logText.length >= 65_536) flushObserved(); else soon() },
@@ -58,13 +59,46 @@ const fromWire = (e: WireError) => new AppError(e.status, e.code, e.message, e.d
 function flushObserved (): void {
   if (flushTimer !== null) { clearTimeout(flushTimer); flushTimer = null }
   if (logText !== '') { send({ t: 'log', text: logText }); logText = '' }
-  if (records.length === 0 && quotas.length === 0) return
+  if (records.length === 0 && quotas.length === 0 && cacheCounts.size === 0) return
   const batch = encodeRecords(records)
-  send({ t: 'obs', records: batch, quotas, shed: gateway.shed }, [batch.nums.buffer as ArrayBuffer, batch.refs.buffer as ArrayBuffer])
+  const cache = [...cacheCounts].map(([id, c]) => [id, ...c] as [string, number, number, number])
+  send({ t: 'obs', records: batch, quotas, shed: gateway.shed, cache }, [batch.nums.buffer as ArrayBuffer, batch.refs.buffer as ArrayBuffer])
   records = []
   quotas = []
+  cacheCounts = new Map()
 }
 function soon (): void { flushTimer ??= setTimeout(flushObserved, 50) }
+
+// Response-cache counts go to the main thread's /metrics with the records.
+const countCache = (proxyId: string, what: 'hit' | 'miss' | 'stored') => {
+  let c = cacheCounts.get(proxyId)
+  if (c === undefined) cacheCounts.set(proxyId, c = [0, 0, 0])
+  c[what === 'hit' ? 0 : what === 'miss' ? 1 : 2]++
+  soon()
+}
+
+// CACHE_TYPE=memory: the process's one response cache is the main thread's; a lookup is a round trip.
+const cacheGets = new Map<number, (e: CacheEntry | null) => void>()
+let cacheIds = 0
+const threadStore = (cachePort: MessagePort) => {
+  cachePort.on('message', (m: CacheAnswer) => {
+    const resolve = cacheGets.get(m.id)
+    cacheGets.delete(m.id)
+    resolve?.(m.entry === null ? null : entryFromWire(m.entry))
+  })
+  // Lookups keep the port listening; it must not keep a closing thread alive by itself.
+  cachePort.unref()
+  return createThreadStore(
+    async (proxyId, key) => await new Promise<CacheEntry | null>(resolve => {
+      const id = ++cacheIds
+      cacheGets.set(id, resolve)
+      cachePort.postMessage({ t: 'get', id, proxyId, key } satisfies CacheRequest)
+    }),
+    (proxyId, key, entry) => {
+      const [wire, transfer] = toWire(entry)
+      cachePort.postMessage({ t: 'set', proxyId, key, entry: wire } satisfies CacheRequest, transfer)
+    })
+}
 
 let limiter: RateLimiter
 let responseCache: ResponseCache | undefined
@@ -73,13 +107,14 @@ if (data.limiterMemory !== null) {
   const shared = createSharedMemoryLimiter(data.limiterMemory)
   shared.quotas.listen((key, stamp, endMs, cost) => { quotas.push([key, stamp, endMs, cost]); soon() })
   limiter = shared
+  if (data.cachePort !== null) responseCache = new ResponseCache(threadStore(data.cachePort), config.RESPONSE_CACHE_MAX_ENTRY_BYTES, countCache)
 } else {
   // CACHE_TYPE=redis: one connection per gateway thread for its limits and cached answers.
   const redis = createRedis(config, logger)
   closeRedis = async () => { await redis.quit().catch(() => redis.disconnect()) }
   const prefix = data.keyPrefix ?? 'gatehouse:'
   limiter = createRedisLimiter(redis, logger, { keyPrefix: prefix })
-  responseCache = new ResponseCache(createRedisStore(redis, prefix, logger), config.RESPONSE_CACHE_MAX_ENTRY_BYTES)
+  responseCache = new ResponseCache(createRedisStore(redis, prefix, logger), config.RESPONSE_CACHE_MAX_ENTRY_BYTES, countCache)
 }
 
 let access: AccessMessage = data.access

@@ -111,8 +111,8 @@ export function startGateway (o: GatewayStartOptions): GatewaySubsystem {
   metrics.addSource(() => gateway.upstreamMetrics())
   const stopCachePurges = hub.onBroadcast(CACHE_PURGE_CHANNEL, m => {
     const id = String((m as { proxy_id?: string }).proxy_id)
-    responseCache.dropLocal(id)
     threads?.purge(id)
+    responseCache.dropLocal(id)
   })
   const { overlay } = workflows.listens
 
@@ -120,8 +120,9 @@ export function startGateway (o: GatewayStartOptions): GatewaySubsystem {
     gateway,
     threads,
     async purgeCache (proxyId) {
-      await responseCache.purge(proxyId)
+      // Threads first: with the main thread's one memory store, the stores they sent are taken before it is purged.
       threads?.purge(proxyId)
+      await responseCache.purge(proxyId)
       hub.broadcast(CACHE_PURGE_CHANNEL, { proxy_id: proxyId })
     },
     // A proxy awaiting a trigger test-listen capture answers through its workflow even while it is disabled.

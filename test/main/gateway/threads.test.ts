@@ -17,6 +17,7 @@ import { start, type Service } from '../../../src/main/server.js'
 import { createTempDir, silentLogger } from '../../helpers/db.js'
 import { startBackend } from '../../helpers/gateway.js'
 import { freePort } from '../../helpers/ports.js'
+import { threadedClient } from '../../helpers/threads.js'
 import { eventually, retryUntil } from '../../helpers/wait.js'
 
 const ENTRY = new URL('../../../dist/src/main/index.js', import.meta.url).pathname
@@ -28,35 +29,14 @@ const config = async (t: Parameters<typeof createTempDir>[0], over: Record<strin
   DATA_DIR: await createTempDir(t), DATABASE_URL: '', CACHE_TYPE: 'memory', ...over
 })
 
-async function client (t: Parameters<typeof createTempDir>[0], s: Service) {
-  const token = await s.issueToken!('alice', 'admin')
-  const api = async (method: string, p: string, body?: unknown) => {
-    const r = await fetch(`http://127.0.0.1:${s.managementPort}/api/v1${p}`, { method, headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json', connection: 'close' }, body: body === undefined ? undefined : JSON.stringify(body) })
-    const text = await r.text()
-    if (r.status >= 300) throw new Error(`${method} ${p}: ${r.status} ${text}`)
-    return text === '' ? undefined : JSON.parse(text) as any
-  }
-  const metrics = async () => await (await fetch(`http://127.0.0.1:${s.managementPort}/metrics`, { headers: { connection: 'close' } })).text()
-  const sample = (text: string, name: string) => {
-    const line = text.split('\n').find(l => l.startsWith(name + ' '))
-    return line === undefined ? 0 : Number(line.slice(name.length + 1))
-  }
-  // One connection per request: the kernel hashes each new connection to one of the threads.
-  const call = async (path: string, headers: Record<string, string> = {}) => {
-    const r = await fetch(`http://127.0.0.1:${s.gatewayPort}${path}`, { headers: { ...headers, connection: 'close' } })
-    return { status: r.status, body: await r.text() }
-  }
-  return { api, metrics, sample, call }
-}
-
-const perThread = (c: Awaited<ReturnType<typeof client>>, text: string) => [0, 1].map(i => c.sample(text, `gatehouse_gateway_thread_requests_total{thread="${i}"}`))
+const perThread = (c: Awaited<ReturnType<typeof threadedClient>>, text: string) => c.perThread(text)
 
 t.test('two gateway threads serve one configuration, one limit, one log', async t => {
   const backend = await startBackend(t, (req, res) => { res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ path: req.url })) })
   const s = await start(await config(t), { logger: silentLogger })
   let closed = false
   t.teardown(async () => { if (!closed) await s.close() })
-  const c = await client(t, s)
+  const c = await threadedClient(s)
   t.ok(s.gatewayThreads !== null, 'the service runs gateway threads')
   t.equal(c.sample(await c.metrics(), 'gatehouse_gateway_threads'), 2)
 

@@ -7,6 +7,9 @@
  *           RESPONSE_CACHE_MAX_BYTES), plus a set of keys per proxy for purges
  *   redis:  <prefix>rc:<proxy id>:<sha256 of the key> = [4-byte meta length][meta JSON][body], PX ttl;
  *           purge = SCAN + UNLINK of the proxy's keys
+ *   thread: a gateway thread's view of the main thread's memory store (GATEWAY_THREADS > 1): a
+ *           get is a message round trip to the main thread, a set one message; purges and
+ *           configuration changes act on the main thread's store (one store, one byte limit)
  */
 import { createHash } from 'node:crypto'
 import type { Redis } from 'ioredis'
@@ -117,6 +120,38 @@ export function createRedisStore (redis: Redis, keyPrefix: string, logger: Logge
         if (keys.length > 0) await redis.unlink(...keys)
       } while (cursor !== '0')
     },
+    bytes: () => 0,
+    entries: () => 0
+  }
+}
+
+/** A cache entry as it crosses threads: the body as its own bytes, no memo. */
+export type WireCacheEntry = (Omit<CachedAnswer, 'body' | 'memo'> & { body: Uint8Array }) | VaryNote
+
+/** The entry as a message (the body copied once, into a buffer the message transfers) and the buffers to transfer. */
+export function toWire (e: CacheEntry): [WireCacheEntry, ArrayBuffer[]] {
+  if (e.kind === 'vary') return [{ kind: 'vary', vary: e.vary, expiresAt: e.expiresAt }, []]
+  const body = new Uint8Array(e.body.length)
+  body.set(e.body)
+  return [{ kind: 'answer', status: e.status, statusText: e.statusText, headers: e.headers, body, storedAt: e.storedAt, expiresAt: e.expiresAt }, [body.buffer]]
+}
+
+export function fromWire (e: WireCacheEntry): CacheEntry {
+  if (e.kind === 'vary') return e
+  return { ...e, body: Buffer.from(e.body.buffer, e.body.byteOffset, e.body.byteLength), memo: new Map() }
+}
+
+/**
+ * A gateway thread's store: the main thread's memory store, asked over the thread's port. Each
+ * fetched entry has its own memo (a compressed hit is compressed again on the next fetch). Purges
+ * and configuration-change drops are done on the main thread's store, once: nothing here.
+ */
+export function createThreadStore (ask: (proxyId: string, key: string) => Promise<CacheEntry | null>, put: (proxyId: string, key: string, entry: CacheEntry) => void): ResponseStore {
+  return {
+    kind: 'memory',
+    get: ask,
+    set: put,
+    async purge () {},
     bytes: () => 0,
     entries: () => 0
   }

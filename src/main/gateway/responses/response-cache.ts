@@ -32,7 +32,8 @@ export class ResponseCache {
   readonly flights = new Map<string, MissSink>()
   private readonly counts = new Map<string, Counts>()
 
-  constructor (readonly store: ResponseStore, readonly maxEntryBytes: number) {}
+  /** `onCount`: where a gateway thread's counts go instead (the main thread's /metrics adds them). */
+  constructor (readonly store: ResponseStore, readonly maxEntryBytes: number, private readonly onCount?: (proxyId: string, what: keyof Counts) => void) {}
 
   /** Drops a proxy's entries: this instance's memory, or Redis (then for every instance). */
   async purge (proxyId: string): Promise<void> { await this.store.purge(proxyId) }
@@ -41,9 +42,19 @@ export class ResponseCache {
   dropLocal (proxyId: string): void { if (this.store.kind === 'memory') void this.store.purge(proxyId) }
 
   count (proxyId: string, what: keyof Counts): void {
+    if (this.onCount !== undefined) { this.onCount(proxyId, what); return }
     let c = this.counts.get(proxyId)
     if (c === undefined) this.counts.set(proxyId, c = { hit: 0, miss: 0, stored: 0 })
     c[what]++
+  }
+
+  /** Adds a gateway thread's counts (sent with its request records). */
+  add (proxyId: string, hit: number, miss: number, stored: number): void {
+    let c = this.counts.get(proxyId)
+    if (c === undefined) this.counts.set(proxyId, c = { hit: 0, miss: 0, stored: 0 })
+    c.hit += hit
+    c.miss += miss
+    c.stored += stored
   }
 
   prometheus (): string {

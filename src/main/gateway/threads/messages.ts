@@ -2,12 +2,14 @@
  * What the main thread and a gateway thread (GATEWAY_THREADS > 1) say to each other over the
  * worker's port. Everything is structured-cloneable: records (as columns), maps, buffers.
  */
+import type { MessagePort } from 'node:worker_threads'
 import type { Config } from '../../config/config.js'
 import type { Collection, Proxy } from '../../../common/types.js'
 import type { PolicySnapshot } from '../../access/policy-limits.js'
 import type { ProfileSnapshot } from '../../access/profile-auth.js'
 import type { RoutingDelta } from '../../routes/reloader.js'
 import type { RecordBatch } from './records.js'
+import type { WireCacheEntry } from '../responses/cache-store.js'
 
 export interface ThreadData {
   /** 1, 2, …: the main thread's gateway is thread 0. */
@@ -25,6 +27,8 @@ export interface ThreadData {
   collections: Collection[]
   proxies: Proxy[]
   access: AccessMessage
+  /** The main thread holds the memory response cache: this thread asks it over this port; null with Redis. */
+  cachePort: MessagePort | null
 }
 
 export interface AccessMessage { profiles: ReadonlyMap<string, ProfileSnapshot>, policies: ReadonlyMap<string, PolicySnapshot> }
@@ -46,13 +50,24 @@ export type ToThread =
 export type FromThread =
   | { t: 'ready', port: number }
   | { t: 'ack', v: number }
-  /** Finished requests as columns (records.ts), admitted quota hits, the thread's shed counters. */
-  | { t: 'obs', records: RecordBatch, quotas: Array<[string, string, number, number]>, shed: { in_flight: number, event_loop_delay: number } }
+  /** Finished requests as columns (records.ts), admitted quota hits, the thread's shed counters, its response-cache counts (proxy, hit, miss, stored). */
+  | { t: 'obs', records: RecordBatch, quotas: Array<[string, string, number, number]>, shed: { in_flight: number, event_loop_delay: number }, cache: Array<[string, number, number, number]> }
   | { t: 'log', text: string }
   | { t: 'call', id: number, op: 'workflow' | 'readiness', args: unknown[] }
   | { t: 'web', id: number, path: string, method: string, url: string, headers: Array<[string, string]>, body: Uint8Array | null, peer: unknown }
   | { t: 'web-cancel', id: number }
   | { t: 'closed' }
+
+/**
+ * The main thread's memory response cache, on a port of its own: a lookup (answered with its id)
+ * and a store. Its own port lets the main thread take every thread's pending stores before it
+ * answers a lookup or purges (receiveMessageOnPort), so an answer stored before a lookup was
+ * asked is found, whichever threads served them.
+ */
+export type CacheRequest =
+  | { t: 'get', id: number, proxyId: string, key: string }
+  | { t: 'set', proxyId: string, key: string, entry: WireCacheEntry }
+export interface CacheAnswer { id: number, entry: WireCacheEntry | null }
 
 /** An AppError as it crosses threads. */
 export interface WireError { status: number, code: string, message: string, details?: unknown, headers?: Record<string, string> }

@@ -8,6 +8,7 @@
  *     └─ gateway threads 1…N-1 ── routes/access (versioned, acknowledged) ◀── main
  *                                 records, quota hits, log lines (batched) ──▶ main
  *                                 workflow runs, /mcp, portal assistant ──▶ main (relayed)
+ *                                 response-cache lookups and stores ──▶ main's memory store
  *
  * A configuration change is applied on thread 0 and posted to every thread; settled() resolves
  * once each thread has acknowledged that version, so a management write answers after every
@@ -16,15 +17,16 @@
  */
 import fs from 'node:fs'
 import { fileURLToPath } from 'node:url'
-import { Worker } from 'node:worker_threads'
+import { MessageChannel, receiveMessageOnPort, Worker, type MessagePort } from 'node:worker_threads'
 import { AppError, toAppError } from '../../../common/errors.js'
 import type { Collection, Proxy } from '../../../common/types.js'
 import type { SharedMemoryLimiter } from '../../cache/shared-memory-limiter.js'
 import { lineWriter } from '../../logger.js'
 import { createGateway, type Gateway, type GatewayOptions } from '../index.js'
 import type { CompiledRoute } from '../route-table.js'
-import type { AccessMessage, FromThread, ThreadData, ToThread } from './messages.js'
+import type { AccessMessage, CacheAnswer, CacheRequest, FromThread, ThreadData, ToThread } from './messages.js'
 import { batchSize, decodeRecords } from './records.js'
+import { fromWire, toWire, type CacheEntry } from '../responses/cache-store.js'
 
 export interface ThreadedGatewayOptions extends GatewayOptions {
   /** GATEWAY_THREADS: thread 0 (this one) plus threads - 1 worker threads. */
@@ -44,7 +46,10 @@ export interface GatewayThreads {
   setAccess (access: AccessMessage): void
   /** Resolves once every thread has acknowledged the latest configuration version. */
   settled (): Promise<void>
-  /** Drops a proxy's cached answers in every thread's memory. */
+  /**
+   * Drops a proxy's cached answers in every thread's memory; with the main thread's one memory
+   * store, takes the stores threads have sent (call it before purging that store).
+   */
   purge (proxyId: string): void
   /** Gateway threads' lines for /metrics. */
   prometheus (): string
@@ -62,6 +67,8 @@ interface Slot {
   shed: { in_flight: number, event_loop_delay: number }
   crashes: number
   onReady: Array<() => void>
+  /** The main thread's end of the thread's response-cache port (CACHE_TYPE=memory). */
+  cachePort: MessagePort | null
 }
 
 const THREAD_METRICS = '# HELP gatehouse_gateway_threads Gateway event loops serving the gateway port (GATEWAY_THREADS).\n# TYPE gatehouse_gateway_threads gauge\n'
@@ -75,7 +82,7 @@ export function createThreadedGateway (opts: ThreadedGatewayOptions): Gateway & 
   const writeLines = lineWriter(logger)
   const webHandlers = new Map((opts.webRoutes ?? []).map(w => [w.path, w.handler]))
   const slots: Slot[] = []
-  for (let i = 1; i < opts.threads; i++) slots.push({ index: i, worker: null, ready: false, acked: 0, shed: { in_flight: 0, event_loop_delay: 0 }, crashes: 0, onReady: [] })
+  for (let i = 1; i < opts.threads; i++) slots.push({ index: i, worker: null, ready: false, acked: 0, shed: { in_flight: 0, event_loop_delay: 0 }, crashes: 0, onReady: [], cachePort: null })
   let version = 0
   let collections = new Map<string, Collection>()
   let proxies = new Map<string, Proxy>()
@@ -85,6 +92,27 @@ export function createThreadedGateway (opts: ThreadedGatewayOptions): Gateway & 
   let restarts = 0
   const waiters: Array<{ v: number, resolve: () => void }> = []
   const webStreams = new Map<string, ReadableStreamDefaultReader<Uint8Array>>()
+  // CACHE_TYPE=memory: thread 0's store is the process's one response cache; the threads ask it.
+  const cacheStore = main.responseCache.store.kind === 'memory' ? main.responseCache.store : null
+
+  // The memory store is synchronous: a lookup is answered at once, on the port it came by. Before
+  // it, every thread's stores already sent are taken (so a lookup finds what was stored before it
+  // was asked, whichever thread stored it), as before a purge.
+  const takePendingStores = () => {
+    for (const s of slots) {
+      const p = s.cachePort
+      if (p === null) continue
+      for (let r = receiveMessageOnPort(p); r !== undefined; r = receiveMessageOnPort(p)) onCache(p, r.message as CacheRequest, false)
+    }
+  }
+  const onCache = (p: MessagePort, m: CacheRequest, first = true) => {
+    if (cacheStore === null) return
+    if (m.t === 'set') { cacheStore.set(m.proxyId, m.key, fromWire(m.entry)); return }
+    if (first) takePendingStores()
+    const e = cacheStore.get(m.proxyId, m.key) as CacheEntry | null
+    const [entry, transfer] = e === null ? [null, []] : toWire(e)
+    p.postMessage({ id: m.id, entry } satisfies CacheAnswer, transfer)
+  }
 
   const checkWaiters = () => {
     for (let i = waiters.length - 1; i >= 0; i--) {
@@ -145,6 +173,7 @@ export function createThreadedGateway (opts: ThreadedGatewayOptions): Gateway & 
         slot.shed = m.shed
         if (observe !== undefined) decodeRecords(m.records, observe)
         for (const q of m.quotas) opts.limiter?.notify(q[0], q[1], q[2], q[3])
+        for (const c of m.cache) main.responseCache.add(c[0], c[1], c[2], c[3])
         break
       case 'log': if (writeLines !== null) writeLines(m.text); else process.stdout.write(m.text); break
       case 'call': answer(slot, m); break
@@ -166,9 +195,21 @@ export function createThreadedGateway (opts: ThreadedGatewayOptions): Gateway & 
       version,
       collections: [...collections.values()],
       proxies: [...proxies.values()],
-      access
+      access,
+      cachePort: null
     }
-    const worker = new Worker(threadFile(), { workerData: data, name: `gateway-${slot.index}` })
+    // A port per thread (and per start: a restarted thread's lookup ids start again).
+    slot.cachePort?.close()
+    slot.cachePort = null
+    let transferList: MessagePort[] = []
+    if (cacheStore !== null) {
+      const { port1, port2 } = new MessageChannel()
+      data.cachePort = port2
+      transferList = [port2]
+      slot.cachePort = port1
+      port1.on('message', (m: CacheRequest) => { onCache(port1, m) })
+    }
+    const worker = new Worker(threadFile(), { workerData: data, name: `gateway-${slot.index}`, transferList })
     slot.worker = worker
     slot.ready = false
     slot.acked = 0
@@ -177,6 +218,8 @@ export function createThreadedGateway (opts: ThreadedGatewayOptions): Gateway & 
     worker.on('error', err => { logger.error({ err, thread: slot.index }, `gateway thread ${slot.index} failed`) })
     worker.on('exit', code => {
       slot.worker = null
+      slot.cachePort?.close()
+      slot.cachePort = null
       slot.ready = false
       checkWaiters()
       for (const key of webStreams.keys()) if (key.startsWith(`${slot.index}:`)) void webStreams.get(key)?.cancel().catch(() => {})
@@ -201,7 +244,7 @@ export function createThreadedGateway (opts: ThreadedGatewayOptions): Gateway & 
       if (slots.every(s => s.worker === null || s.acked >= v)) return
       await new Promise<void>(resolve => { waiters.push({ v, resolve }) })
     },
-    purge (proxyId) { post({ t: 'purge', proxyId }) },
+    purge (proxyId) { if (cacheStore === null) post({ t: 'purge', proxyId }); else takePendingStores() },
     prometheus () {
       const lines = [THREAD_METRICS + `gatehouse_gateway_threads ${threads.running}`,
         '# HELP gatehouse_gateway_thread_restarts_total Gateway threads started again after a crash.',
@@ -267,6 +310,7 @@ export function createThreadedGateway (opts: ThreadedGatewayOptions): Gateway & 
     async close () {
       closing = true
       await Promise.all([main.close(), ...slots.map(stop)])
+      for (const s of slots) { s.cachePort?.close(); s.cachePort = null }
       for (const w of waiters.splice(0)) w.resolve()
     }
   }
