@@ -47,6 +47,8 @@ if (opts.setup !== false) {
   for (const c of [open, paid, flows]) {
     await api('POST', '/proxies', { collection_id: c.id, name: 'items', methods: ['GET'], path: '/items/{id}', target_path: '/items/{id}', status: 'published' })
   }
+  // /open/cached/{id}: answered from the response cache after its first request.
+  await api('POST', '/proxies', { collection_id: open.id, name: 'cached', methods: ['GET'], path: '/cached/{id}', target_path: '/items/{id}', status: 'published', cache: { ttl_s: 3600, vary: [], shared: true } })
   const flowProxy = (await api('GET', `/proxies?collection_id=${flows.id}`)).items.find(p => p.collection_id === flows.id)
   await api('PUT', `/proxies/${flowProxy.id}/workflow`, { workflow: BENCH_WORKFLOW, enabled: true })
   const policy = await api('POST', '/policies', { name: 'huge', rate_limit: { requests: 1_000_000_000, per_seconds: 3600 }, quota: { requests: 1_000_000_000, period: 'month' } })

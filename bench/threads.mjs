@@ -8,7 +8,9 @@
  * runs: the request log, /metrics, the other threads' records and log lines), each gateway worker
  * thread, and the rest (the store's thread, libuv, V8's helpers). Prints a table and the load
  * average; a loaded host gives no quotable figure (record results from a quiet host).
- *   BENCH_ROUNDS (default 3), BENCH_DURATION (default 8s), BENCH_THREADS (default "1,2")
+ *   BENCH_ROUNDS (default 3), BENCH_DURATION (default 8s), BENCH_THREADS (default "1,2"),
+ *   BENCH_PATH (default /open/items/1; /open/cached/1 is answered from the memory response cache,
+ *   which gateway threads other than thread 0 ask the main thread for)
  */
 import fs from 'node:fs'
 import os from 'node:os'
@@ -22,6 +24,7 @@ const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3)
 const DURATION = process.env.BENCH_DURATION ?? '8s'
 const SETTINGS = (process.env.BENCH_THREADS ?? '1,2').split(',').map(Number)
 const PORTS = { backend: 18931, gateway: 18932 }
+const PATH = process.env.BENCH_PATH ?? '/open/items/1'
 
 ensureTools()
 fs.mkdirSync(path.join(work, 'backend'), { recursive: true })
@@ -43,7 +46,7 @@ try {
         DATA_DIR: fs.mkdtempSync(path.join(work, `data-${n}-`)), PORT: String(PORTS.gateway), MANAGEMENT_PORT: '0', GATEWAY_THREADS: String(n)
       }, { work, backendPort: PORTS.backend })
       try {
-        const url = `http://127.0.0.1:${svc.port}/open/items/1`
+        const url = `http://127.0.0.1:${svc.port}${PATH}`
         runWrk(url, { duration: '1s' }) // warm-up
         const before = (await svc.ask('cpu')).cpu_us
         const t0 = threadCpu(svc.proc.pid)

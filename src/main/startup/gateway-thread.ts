@@ -22,7 +22,7 @@ import { builtUiDir, loadStaticFiles } from '../static/static-files.js'
 import { createGateway, type GatewayOptions } from '../gateway/index.js'
 import type { WebHandler } from '../gateway/mcp-route.js'
 import { ResponseCache } from '../gateway/responses/response-cache.js'
-import { createRedisStore, createThreadStore, fromWire as entryFromWire, toWire, type CacheEntry } from '../gateway/responses/cache-store.js'
+import { createRedisStore, createThreadStore, fromWire as entryFromWire, toWire, type CacheEntry, type WireCacheEntry } from '../gateway/responses/cache-store.js'
 import type { AccessMessage, CacheAnswer, CacheRequest, FromThread, ThreadData, ToThread, WireError } from '../gateway/threads/messages.js'
 import { encodeRecords } from '../gateway/threads/records.js'
 
@@ -78,21 +78,41 @@ const countCache = (proxyId: string, what: 'hit' | 'miss' | 'stored') => {
 }
 
 // CACHE_TYPE=memory: the process's one response cache is the main thread's; a lookup is a round trip.
-const cacheGets = new Map<number, (e: CacheEntry | null) => void>()
+// Lookups of one turn of the loop go in one message (sent from setImmediate, after the turn's
+// sockets were read): under load, one round trip for many requests.
+const cacheGets = new Map<number, Array<(e: CacheEntry | null) => void>>()
 let cacheIds = 0
+let askKeys: string[] = []
+let askResolves: Array<(e: CacheEntry | null) => void> = []
 const threadStore = (cachePort: MessagePort) => {
   cachePort.on('message', (m: CacheAnswer) => {
-    const resolve = cacheGets.get(m.id)
+    const resolves = cacheGets.get(m.id)
     cacheGets.delete(m.id)
-    resolve?.(m.entry === null ? null : entryFromWire(m.entry))
+    if (resolves === undefined) return
+    // One entry object per key of the batch: its requests share the entry and its memo.
+    const made = new Map<WireCacheEntry, CacheEntry>()
+    for (let i = 0; i < resolves.length; i++) {
+      const e = m.entries[i] ?? null
+      if (e === null) { resolves[i]!(null); continue }
+      let entry = made.get(e)
+      if (entry === undefined) made.set(e, entry = entryFromWire(e))
+      resolves[i]!(entry)
+    }
   })
   // Lookups keep the port listening; it must not keep a closing thread alive by itself.
   cachePort.unref()
+  const ask = () => {
+    const id = ++cacheIds
+    cacheGets.set(id, askResolves)
+    cachePort.postMessage({ t: 'get', id, keys: askKeys } satisfies CacheRequest)
+    askKeys = []
+    askResolves = []
+  }
   return createThreadStore(
-    async (proxyId, key) => await new Promise<CacheEntry | null>(resolve => {
-      const id = ++cacheIds
-      cacheGets.set(id, resolve)
-      cachePort.postMessage({ t: 'get', id, proxyId, key } satisfies CacheRequest)
+    async (_proxyId, key) => await new Promise<CacheEntry | null>(resolve => {
+      if (askKeys.length === 0) setImmediate(ask)
+      askKeys.push(key)
+      askResolves.push(resolve)
     }),
     (proxyId, key, entry) => {
       const [wire, transfer] = toWire(entry)

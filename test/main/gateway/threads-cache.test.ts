@@ -2,9 +2,10 @@
  * GATEWAY_THREADS=2 with the memory response cache: one cache for the process, held by the main
  * thread and asked by the other gateway thread. Each request opens its own connection, so the
  * kernel spreads them over both threads (gatehouse_gateway_thread_requests_total shows it).
- * Checked: one backend request for many clients, every later answer a hit; a purge through the
- * management API reaches that one cache; Vary variants are shared; hits and misses are counted
- * once at /metrics; a crashed and restarted thread still serves the same entries.
+ * Checked: one backend request for many clients, one after the other and at once, every later
+ * answer a hit; a purge through the management API reaches that one cache; Vary variants are
+ * shared; hits and misses are counted once at /metrics; a crashed and restarted thread still
+ * serves the same entries.
  */
 import t from 'tap'
 import { loadConfig } from '../../../src/main/config/config.js'
@@ -54,11 +55,15 @@ t.test('two gateway threads share one memory response cache', async t => {
   t.ok(later.every(r => r.status === 200 && r.body.n === first.body.n), 'with the first answer')
   t.equal(n, 1, 'the backend was asked once')
   t.ok(await eventually(async () => seenBy(before, await c.perThread()).every(x => x > 0)), 'both threads served them')
+  // At once (a thread asks for the lookups of a turn in one message).
+  const burst = await Promise.all(Array.from({ length: 32 }, async () => await c.call('/open/a')))
+  t.same(burst.filter(r => !r.cache.startsWith('gatehouse; hit;') || r.body.n !== first.body.n), [], '32 concurrent requests: hits of the first answer')
+  t.equal(n, 1, 'still one backend request')
 
   // Counted once for the process.
   const hit = `gatehouse_response_cache_requests_total{proxy_id="${p.id}",result="hit"}`
   const miss = `gatehouse_response_cache_requests_total{proxy_id="${p.id}",result="miss"}`
-  t.ok(await eventually(async () => c.sample(await c.metrics(), hit) === 40), '40 hits at /metrics')
+  t.ok(await eventually(async () => c.sample(await c.metrics(), hit) === 72), '72 hits at /metrics')
   let m = await c.metrics()
   t.equal(c.sample(m, miss), 1, 'one miss')
   t.equal(c.sample(m, `gatehouse_response_cache_stored_total{proxy_id="${p.id}"}`), 1, 'one stored answer')

@@ -143,8 +143,9 @@ export function fromWire (e: WireCacheEntry): CacheEntry {
 
 /**
  * A gateway thread's store: the main thread's memory store, asked over the thread's port. Each
- * fetched entry has its own memo (a compressed hit is compressed again on the next fetch). Purges
- * and configuration-change drops are done on the main thread's store, once: nothing here.
+ * fetched entry has its own memo, shared by the lookups of one batch (a compressed hit is
+ * compressed again by the next batch). Purges and configuration-change drops are done on the
+ * main thread's store, once: nothing here.
  */
 export function createThreadStore (ask: (proxyId: string, key: string) => Promise<CacheEntry | null>, put: (proxyId: string, key: string, entry: CacheEntry) => void): ResponseStore {
   return {

@@ -59,15 +59,17 @@ export type FromThread =
   | { t: 'closed' }
 
 /**
- * The main thread's memory response cache, on a port of its own: a lookup (answered with its id)
- * and a store. Its own port lets the main thread take every thread's pending stores before it
+ * The main thread's memory response cache, on a port of its own: lookups (a turn's worth in one
+ * message, answered with its id) and a store. Its own port lets the main thread take every thread's pending stores before it
  * answers a lookup or purges (receiveMessageOnPort), so an answer stored before a lookup was
  * asked is found, whichever threads served them.
  */
 export type CacheRequest =
-  | { t: 'get', id: number, proxyId: string, key: string }
+  /** The lookups of one turn of the thread's loop (the memory store finds entries by key alone). */
+  | { t: 'get', id: number, keys: string[] }
   | { t: 'set', proxyId: string, key: string, entry: WireCacheEntry }
-export interface CacheAnswer { id: number, entry: WireCacheEntry | null }
+/** The entries of a 'get', in its keys' order (null: none). */
+export interface CacheAnswer { id: number, entries: Array<WireCacheEntry | null> }
 
 /** An AppError as it crosses threads. */
 export interface WireError { status: number, code: string, message: string, details?: unknown, headers?: Record<string, string> }

@@ -26,7 +26,7 @@ import { createGateway, type Gateway, type GatewayOptions } from '../index.js'
 import type { CompiledRoute } from '../route-table.js'
 import type { AccessMessage, CacheAnswer, CacheRequest, FromThread, ThreadData, ToThread } from './messages.js'
 import { batchSize, decodeRecords } from './records.js'
-import { fromWire, toWire, type CacheEntry } from '../responses/cache-store.js'
+import { fromWire, toWire, type CacheEntry, type WireCacheEntry } from '../responses/cache-store.js'
 
 export interface ThreadedGatewayOptions extends GatewayOptions {
   /** GATEWAY_THREADS: thread 0 (this one) plus threads - 1 worker threads. */
@@ -109,9 +109,25 @@ export function createThreadedGateway (opts: ThreadedGatewayOptions): Gateway & 
     if (cacheStore === null) return
     if (m.t === 'set') { cacheStore.set(m.proxyId, m.key, fromWire(m.entry)); return }
     if (first) takePendingStores()
-    const e = cacheStore.get(m.proxyId, m.key) as CacheEntry | null
-    const [entry, transfer] = e === null ? [null, []] : toWire(e)
-    p.postMessage({ id: m.id, entry } satisfies CacheAnswer, transfer)
+    const entries: Array<WireCacheEntry | null> = []
+    const transfer: ArrayBuffer[] = []
+    // A key asked for twice in the batch is copied once (the clone keeps one object for both).
+    const seen = new Map<string, WireCacheEntry | null>()
+    for (const key of m.keys) {
+      let entry = seen.get(key)
+      if (entry === undefined) {
+        const e = cacheStore.get('', key) as CacheEntry | null
+        if (e === null) entry = null
+        else {
+          const [wire, buffers] = toWire(e)
+          entry = wire
+          transfer.push(...buffers)
+        }
+        seen.set(key, entry)
+      }
+      entries.push(entry)
+    }
+    p.postMessage({ id: m.id, entries } satisfies CacheAnswer, transfer)
   }
 
   const checkWaiters = () => {
