@@ -22,6 +22,8 @@ import type { WebHandler } from './mcp-route.js'
 import type { RouteRegistrar } from './http/types.js'
 import type { Tracer } from '../observability/tracing/tracer.js'
 import type { Lookup, TargetHealth } from './upstreams/upstream-set.js'
+import type { HealthShare } from './upstreams/health.js'
+import type { UpstreamRegistry } from './upstreams/registry.js'
 import type { TraceContext } from '../../common/trace-context.js'
 
 import type { ResponseCache } from './responses/response-cache.js'
@@ -60,6 +62,8 @@ export interface GatewayOptions {
   portSharing?: 'first' | 'join'
   /** The secret of TLS-relayed requests (gateway threads take the main thread's). */
   hopSecret?: string
+  /** Gateway threads: this thread's part in the process's one upstream health view (upstreams/health.ts). */
+  upstreamShare?: HealthShare
 }
 
 /** What an http_trigger exposes to the workflow. */
@@ -78,6 +82,8 @@ export interface Gateway {
   upstreamHealth (collectionId: string): TargetHealth[] | null
   /** `gatehouse_upstream_target_healthy` lines for /metrics. */
   upstreamMetrics (): string
+  /** The balanced collections' sets (gateway threads share their health through it). */
+  readonly upstreams: UpstreamRegistry
   /** Starts the listener, and the TLS listener too when TLS_CERT and TLS_KEY are set. */
   listen (): Promise<{ port: number, tlsPort: number | null }>
   close (): Promise<void>

@@ -47,7 +47,7 @@ export function createGateway (opts: GatewayOptions): Gateway {
   // Requests relayed by the TLS listener carry this process's secret; nothing else can claim a certificate.
   const hopSecret = opts.hopSecret ?? newHopSecret()
   const verifyHop = createHopVerifier(hopSecret)
-  const upstreams = new UpstreamRegistry({ maxIdle: config.UPSTREAM_KEEPALIVE, dnsRefreshMs: config.UPSTREAM_DNS_REFRESH_MS, logger, lookup: opts.lookup })
+  const upstreams = new UpstreamRegistry({ maxIdle: config.UPSTREAM_KEEPALIVE, dnsRefreshMs: config.UPSTREAM_DNS_REFRESH_MS, logger, lookup: opts.lookup, share: opts.upstreamShare })
   const ctx: GatewayContext = {
     config,
     logger,
@@ -131,6 +131,7 @@ export function createGateway (opts: GatewayOptions): Gateway {
     responseCache: ctx.responseCache,
     upstreamHealth (collectionId) { return upstreams.health(collectionId) },
     upstreamMetrics () { return upstreams.prometheus() },
+    upstreams,
     async listen () {
       layer = createHttpLayer(config.GATEWAY_SERVER, app.routes, { logger, hopSecret })
       const sharing = config.GATEWAY_SERVER === 'uws' ? opts.portSharing : undefined

@@ -25,6 +25,7 @@ import { ResponseCache } from '../gateway/responses/response-cache.js'
 import { createRedisStore, createThreadStore, fromWire as entryFromWire, toWire, type CacheEntry, type WireCacheEntry } from '../gateway/responses/cache-store.js'
 import type { AccessMessage, CacheAnswer, CacheRequest, FromThread, ThreadData, ToThread, WireError } from '../gateway/threads/messages.js'
 import { encodeRecords } from '../gateway/threads/records.js'
+import type { HealthReport } from '../gateway/upstreams/health.js'
 
 const data = workerData as ThreadData
 const port = parentPort!
@@ -157,6 +158,13 @@ const relayWeb = (path: string): WebHandler => async (req, peer) => {
   return await answer
 }
 
+// Passive upstream outcomes go to the main thread, which judges for the process: a turn's in one message.
+let healthReports: HealthReport[] = []
+const reportHealth = (r: HealthReport) => {
+  if (healthReports.length === 0) setImmediate(() => { send({ t: 'health', reports: healthReports }); healthReports = [] })
+  healthReports.push(r)
+}
+
 const options: GatewayOptions = {
   config,
   logger,
@@ -170,9 +178,11 @@ const options: GatewayOptions = {
   tracer: createTracer(config, logger),
   responseCache,
   mount: portal.attach,
-  webRoutes: data.webPaths.map(path => ({ path, handler: relayWeb(path) }))
+  webRoutes: data.webPaths.map(path => ({ path, handler: relayWeb(path) })),
+  upstreamShare: { report: reportHealth }
 }
 const gateway = createGateway(options)
+gateway.upstreams.apply(data.health)
 gateway.setRoutes(data.collections, data.proxies)
 
 // A crash closes this thread's listener and connections first: a worker thread that ends with a
@@ -206,6 +216,7 @@ port.on('message', (m: ToThread) => {
       access = m.access
       send({ t: 'ack', v: m.v })
       break
+    case 'health': gateway.upstreams.apply(m.changes); break
     case 'purge':
       void gateway.responseCache.purge(m.proxyId)
       break

@@ -10,6 +10,7 @@ import type { ProfileSnapshot } from '../../access/profile-auth.js'
 import type { RoutingDelta } from '../../routes/reloader.js'
 import type { RecordBatch } from './records.js'
 import type { WireCacheEntry } from '../responses/cache-store.js'
+import type { HealthChange, HealthReport } from '../upstreams/health.js'
 
 export interface ThreadData {
   /** 1, 2, …: the main thread's gateway is thread 0. */
@@ -29,6 +30,8 @@ export interface ThreadData {
   access: AccessMessage
   /** The main thread holds the memory response cache: this thread asks it over this port; null with Redis. */
   cachePort: MessagePort | null
+  /** Upstream addresses the main thread holds out now (upstreams/health.ts). */
+  health: HealthChange[]
 }
 
 export interface AccessMessage { profiles: ReadonlyMap<string, ProfileSnapshot>, policies: ReadonlyMap<string, PolicySnapshot> }
@@ -38,6 +41,8 @@ export type ToThread =
   | { t: 'routes', v: number, full: false, delta: RoutingDelta }
   | { t: 'access', v: number, access: AccessMessage }
   | { t: 'purge', proxyId: string }
+  /** Changes of upstream health the main thread decided, for this thread's balancers. */
+  | { t: 'health', changes: HealthChange[] }
   | { t: 'close' }
   | { t: 'crash' }
   | { t: 'reply', id: number, ok: true, value: unknown }
@@ -53,6 +58,8 @@ export type FromThread =
   /** Finished requests as columns (records.ts), admitted quota hits, the thread's shed counters, its response-cache counts (proxy, hit, miss, stored). */
   | { t: 'obs', records: RecordBatch, quotas: Array<[string, string, number, number]>, shed: { in_flight: number, event_loop_delay: number }, cache: Array<[string, number, number, number]> }
   | { t: 'log', text: string }
+  /** Passive upstream outcomes of one turn, for the main thread to judge (failures, and a success after them). */
+  | { t: 'health', reports: HealthReport[] }
   | { t: 'call', id: number, op: 'workflow' | 'readiness', args: unknown[] }
   | { t: 'web', id: number, path: string, method: string, url: string, headers: Array<[string, string]>, body: Uint8Array | null, peer: unknown }
   | { t: 'web-cancel', id: number }

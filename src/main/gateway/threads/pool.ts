@@ -9,6 +9,7 @@
  *                                 records, quota hits, log lines (batched) ──▶ main
  *                                 workflow runs, /mcp, portal assistant ──▶ main (relayed)
  *                                 response-cache lookups and stores ──▶ main's memory store
+ *                                 passive upstream failures ──▶ main; health changes ◀── main
  *
  * A configuration change is applied on thread 0 and posted to every thread; settled() resolves
  * once each thread has acknowledged that version, so a management write answers after every
@@ -27,6 +28,7 @@ import type { CompiledRoute } from '../route-table.js'
 import type { AccessMessage, CacheAnswer, CacheRequest, FromThread, ThreadData, ToThread } from './messages.js'
 import { batchSize, decodeRecords } from './records.js'
 import { fromWire, toWire, type CacheEntry, type WireCacheEntry } from '../responses/cache-store.js'
+import type { HealthChange } from '../upstreams/health.js'
 
 export interface ThreadedGatewayOptions extends GatewayOptions {
   /** GATEWAY_THREADS: thread 0 (this one) plus threads - 1 worker threads. */
@@ -77,7 +79,9 @@ export function createThreadedGateway (opts: ThreadedGatewayOptions): Gateway & 
   const { config, logger } = opts
   const requests = new Array<number>(opts.threads).fill(0)
   const observe = opts.observe
-  const main = createGateway({ ...opts, portSharing: 'first', observe: r => { requests[0] = (requests[0] ?? 0) + 1; observe?.(r) } })
+  // Upstream health is judged here, for the process: the other threads report to it and apply its changes.
+  const upstreamShare = { changed: (c: HealthChange) => { post({ t: 'health', changes: [c] }) } }
+  const main = createGateway({ ...opts, portSharing: 'first', upstreamShare, observe: r => { requests[0] = (requests[0] ?? 0) + 1; observe?.(r) } })
   const env = opts.env ?? Object.freeze({ ...process.env })
   const writeLines = lineWriter(logger)
   const webHandlers = new Map((opts.webRoutes ?? []).map(w => [w.path, w.handler]))
@@ -191,6 +195,7 @@ export function createThreadedGateway (opts: ThreadedGatewayOptions): Gateway & 
         for (const q of m.quotas) opts.limiter?.notify(q[0], q[1], q[2], q[3])
         for (const c of m.cache) main.responseCache.add(c[0], c[1], c[2], c[3])
         break
+      case 'health': main.upstreams.report(m.reports); break
       case 'log': if (writeLines !== null) writeLines(m.text); else process.stdout.write(m.text); break
       case 'call': answer(slot, m); break
       case 'web': relayWeb(slot, m); break
@@ -212,7 +217,8 @@ export function createThreadedGateway (opts: ThreadedGatewayOptions): Gateway & 
       collections: [...collections.values()],
       proxies: [...proxies.values()],
       access,
-      cachePort: null
+      cachePort: null,
+      health: main.upstreams.states()
     }
     // A port per thread (and per start: a restarted thread's lookup ids start again).
     slot.cachePort?.close()
@@ -306,6 +312,7 @@ export function createThreadedGateway (opts: ThreadedGatewayOptions): Gateway & 
     },
     upstreamHealth (id) { return main.upstreamHealth(id) },
     upstreamMetrics () { return main.upstreamMetrics() },
+    upstreams: main.upstreams,
     async listen () {
       const r = await main.listen()
       port = r.port

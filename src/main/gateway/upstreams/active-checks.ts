@@ -12,7 +12,8 @@ import { probeResult, type HealthScope } from './health.js'
 /** Starts probing `e` until `alive()` turns false. */
 export function startProbing (scope: HealthScope, e: Endpoint, alive: () => boolean): void {
   const a = scope.active
-  if (a === null) return
+  // A worker thread's view follows the main thread's probes.
+  if (a === null || scope.share?.report !== undefined) return
   const schedule = (): void => {
     if (!alive()) return
     const timer = setTimeout(() => {

@@ -133,7 +133,7 @@ class Attempt implements ExchangeEvents, AbortAwareEvents {
         req.job.relay.onError('protocol', new Error(`answered ${h.status} and no other target could take the retry`))
         return
       }
-    } else passiveSuccess(this.e)
+    } else passiveSuccess(req.set.scope, this.e)
     req.committed = true
     req.job.relay.onHead(h, framing, length)
   }

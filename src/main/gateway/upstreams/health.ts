@@ -1,5 +1,5 @@
 /**
- * Health of a set's endpoints, in this instance only (every instance judges for itself):
+ * Health of a set's endpoints, one view per process (every instance judges for itself):
  *
  *   healthy ──(consecutive_failures on real traffic, under max_ejection_percent)──> ejected
  *   ejected ──(ejection time over: ejection_ms × times ejected, at most 10×)──────> healthy
@@ -7,6 +7,10 @@
  *
  * A failure is no connection, a reset or cut answer, a timeout, or a 502/503/504 answer.
  * Each change of state is logged once, at warn going down and info coming back.
+ *
+ * With gateway threads (GATEWAY_THREADS > 1) the main thread judges for the process: a worker
+ * thread reports its passive failures (and a success after a failure it reported) to it and runs
+ * no probes; every change of state the main thread decides is applied by every thread (HealthShare).
  */
 import type { PassiveHealthCheck, ActiveHealthCheck } from '../../../common/types.js'
 import type { Logger } from '../../logger.js'
@@ -22,6 +26,20 @@ export interface HealthScope {
   logger: Logger
   /** Timers to clear when the set is dropped. */
   timers: Set<NodeJS.Timeout>
+  /** How this thread takes part in the process's one view; null: it judges alone. */
+  share: HealthShare | null
+}
+
+/** A passive outcome a worker thread saw: collection id, target URL, address, success, reason. */
+export type HealthReport = [collectionId: string, url: string, address: string, ok: boolean, reason: string | null]
+/** A change of state the main thread decided: collection id, target URL, address, state, since, last error. */
+export type HealthChange = [collectionId: string, url: string, address: string, state: EndpointState, since: string, lastError: string | null]
+
+export interface HealthShare {
+  /** A worker thread: its passive outcomes go to the main thread, which judges; it probes nothing. */
+  report?: (r: HealthReport) => void
+  /** The main thread: each change of state, for every other thread. */
+  changed?: (c: HealthChange) => void
 }
 
 export function setState (scope: HealthScope, e: Endpoint, state: EndpointState, reason: string | null): void {
@@ -30,20 +48,31 @@ export function setState (scope: HealthScope, e: Endpoint, state: EndpointState,
   e.state = state
   e.since = new Date().toISOString()
   if (reason !== null) e.lastError = reason
+  scope.share?.changed?.([scope.collectionId, e.target.url, e.address, state, e.since, e.lastError])
   const data = { collection_id: scope.collectionId, target: e.target.url, address: e.address, from, to: state, reason }
   if (state === 'healthy') scope.logger.info(data, 'upstream target address is healthy again')
   else scope.logger.warn(data, `upstream target address is ${state}`)
 }
 
 /** A request to `e` succeeded (any answer but 502/503/504). */
-export function passiveSuccess (e: Endpoint): void {
+export function passiveSuccess (scope: HealthScope, e: Endpoint): void {
+  if (e.failures === 0) return
   e.failures = 0
+  // A worker thread tells only of a success that ends failures it reported: nothing per request otherwise.
+  scope.share?.report?.([scope.collectionId, e.target.url, e.address, true, null])
 }
 
 /** A request to `e` failed; ejects it after enough failures in a row unless too many are out already. */
 export function passiveFailure (scope: HealthScope, e: Endpoint, reason: string, now: number): void {
   e.lastError = reason
   const p = scope.passive
+  const report = scope.share?.report
+  if (report !== undefined) {
+    if (p === null || e.state === 'ejected') return
+    e.failures = 1
+    report([scope.collectionId, e.target.url, e.address, false, reason])
+    return
+  }
   if (p === null || e.ejectedUntil > now) return
   if (++e.failures < p.consecutive_failures) return
   const all = scope.endpoints()

@@ -10,12 +10,18 @@
  */
 import net from 'node:net'
 import type { Collection, UpstreamSettings } from '../../../common/types.js'
+import { passiveFailure, passiveSuccess, type HealthChange, type HealthReport } from './health.js'
 import { UpstreamSet, type SetOptions, type TargetHealth } from './upstream-set.js'
 
 export class UpstreamRegistry {
   private readonly sets = new Map<string, { key: string, set: UpstreamSet }>()
+  /** A worker thread: addresses the main thread holds out, by `collection|url|address`. */
+  private readonly held = new Map<string, HealthChange>()
+  private readonly opts: SetOptions
 
-  constructor (private readonly opts: SetOptions) {}
+  constructor (opts: SetOptions) {
+    this.opts = opts.share?.report === undefined ? opts : { ...opts, known: (id, url, address) => this.held.get(`${id}|${url}|${address}`) }
+  }
 
   /** The collection's set, or null when it forwards directly. */
   get (c: Collection): UpstreamSet | null {
@@ -42,8 +48,43 @@ export class UpstreamRegistry {
     cur.set.close()
   }
 
-  /** This instance's view of the collection's targets; null when it has no set (direct forwarding). */
+  /** This process's view of the collection's targets; null when it has no set (direct forwarding). */
   health (id: string): TargetHealth[] | null { return this.sets.get(id)?.set.health() ?? null }
+
+  /** The main thread: passive outcomes a worker thread saw, judged as if seen here. */
+  report (reports: readonly HealthReport[]): void {
+    const now = Date.now()
+    for (const [id, url, address, ok, reason] of reports) {
+      const set = this.sets.get(id)?.set
+      const e = set?.endpoint(url, address)
+      if (set === undefined || e === undefined) continue
+      if (ok) passiveSuccess(set.scope, e); else passiveFailure(set.scope, e, reason ?? 'failed', now)
+    }
+  }
+
+  /** The main thread: every address not healthy now (what a starting thread is told). */
+  states (): HealthChange[] {
+    const out: HealthChange[] = []
+    for (const { set } of this.sets.values()) {
+      for (const e of set.endpoints) if (e.state !== 'healthy') out.push([set.collection.id, e.target.url, e.address, e.state, e.since, e.lastError])
+    }
+    return out
+  }
+
+  /** A worker thread: the main thread's changes of state, applied to this thread's endpoints. */
+  apply (changes: readonly HealthChange[]): void {
+    for (const c of changes) {
+      const [id, url, address, state, since, lastError] = c
+      const key = `${id}|${url}|${address}`
+      if (state === 'healthy') this.held.delete(key); else this.held.set(key, c)
+      const e = this.sets.get(id)?.set.endpoint(url, address)
+      if (e === undefined) continue
+      e.state = state
+      e.since = since
+      e.lastError = lastError
+      e.failures = 0
+    }
+  }
 
   /** `gatehouse_upstream_target_healthy` for every balanced collection. */
   prometheus (): string {

@@ -17,7 +17,7 @@ import type { GatewayExchange } from '../exchange.js'
 import { startProbing } from './active-checks.js'
 import { consistentHash, leastConnections, roundRobin, type Balancer } from './balancer.js'
 import { newEndpoint, type Endpoint, type TargetInfo } from './endpoint.js'
-import { armReturn, type HealthScope } from './health.js'
+import { armReturn, type HealthChange, type HealthScope, type HealthShare } from './health.js'
 import { keyReader, type KeyReader } from './request-key.js'
 import { RetryBudget } from './retry-budget.js'
 
@@ -29,6 +29,10 @@ export interface SetOptions {
   logger: Logger
   /** How host names become addresses (default: the system resolver, as connections use it). */
   lookup?: Lookup
+  /** Gateway threads: this thread's part in the process's one health view. */
+  share?: HealthShare
+  /** A worker thread: the main thread's word on an address not healthy, for endpoints made after it came. */
+  known?: (collectionId: string, url: string, address: string) => HealthChange | undefined
 }
 
 const systemLookup: Lookup = (hostname, done) => {
@@ -71,7 +75,8 @@ export class UpstreamSet {
       passive: settings.health_checks.passive,
       active: settings.health_checks.active,
       logger: opts.logger,
-      timers: new Set()
+      timers: new Set(),
+      share: opts.share ?? null
     }
     const reuse = new Map<string, Endpoint>()
     for (const e of previous?.endpoints ?? []) reuse.set(`${e.target.url}|${e.address}`, e)
@@ -124,6 +129,11 @@ export class UpstreamSet {
     })
   }
 
+  /** The endpoint of a target's address (health from another thread names it so). */
+  endpoint (url: string, address: string): Endpoint | undefined {
+    return this.byTarget.get(url)?.find(e => e.address === address)
+  }
+
   /** Stops timers; closes the pools of endpoints not kept by a successor. */
   close (keep: ReadonlySet<Endpoint> = new Set()): void {
     this.alive = false
@@ -137,7 +147,10 @@ export class UpstreamSet {
     // The target's share is split evenly across its addresses.
     const weight = t.weight / count
     if (old !== undefined) { old.target = t; old.weight = weight; return old }
-    return newEndpoint(t, address, weight, this.opts.maxIdle)
+    const e = newEndpoint(t, address, weight, this.opts.maxIdle)
+    const k = this.opts.known?.(this.collection.id, t.url, address)
+    if (k !== undefined) { e.state = k[3]; e.since = k[4]; e.lastError = k[5] }
+    return e
   }
 
   private rebuild (): Balancer {

@@ -82,7 +82,7 @@ export function relayWebSocket (x: GatewayExchange, query: string): void {
     clearTimeout(timer)
     socket.destroy()
     if (endpoint !== null && set !== null) {
-      if (answer !== null && answer.status < 500) passiveSuccess(endpoint)
+      if (answer !== null && answer.status < 500) passiveSuccess(set.scope, endpoint)
       else passiveFailure(set.scope, endpoint, err, Date.now())
     }
     release()
@@ -135,7 +135,7 @@ export function relayWebSocket (x: GatewayExchange, query: string): void {
     socket.removeAllListeners('close')
     // Held until the client side is open; the rest of this read is the backend's first frames.
     socket.pause()
-    if (endpoint !== null && set !== null) passiveSuccess(endpoint)
+    if (endpoint !== null && set !== null) passiveSuccess(set.scope, endpoint)
     if (x.aborted) { socket.destroy(); release(); x.finish(route.name); return }
     if (x.take !== null) { startTunnel(x, x.take(), socket, received.subarray(0, end + 2).toString('latin1'), received.subarray(end + 4), release); return }
     const relay = new WsRelay(x, socket, received.subarray(end + 4), release)
